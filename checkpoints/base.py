@@ -1,0 +1,264 @@
+"""The checkpoint saver protocol and the data it stores.
+
+A saver knows checkpoints, their metadata and pending writes as data; it knows nothing of graphs.
+The engine calls it through the methods of `BaseCheckpointSaver` (sync and async forms).
+
+Shapes follow SPEC §2 so that code written against LangGraph's saver API reads the same:
+
+- `config`: ``{"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}}``
+- `Checkpoint`: ``{v, id, ts, channel_values, channel_versions, versions_seen, updated_channels}``
+- pending writes: ``(task_id, channel, value)`` saved as each task finishes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any, Literal, NamedTuple, TypedDict
+
+__all__ = [
+    "BaseCheckpointSaver",
+    "Checkpoint",
+    "CheckpointMetadata",
+    "CheckpointTuple",
+    "ChannelVersions",
+    "PendingWrite",
+    "WRITES_IDX_MAP",
+    "empty_checkpoint",
+    "new_checkpoint_id",
+    "get_checkpoint_id",
+    "thread_config",
+]
+
+ChannelVersions = dict[str, int]
+
+# Special channels for writes that are not state updates. Their write index is negative so a
+# task's regular writes never collide with them (a saver upserts on (task_id, idx)).
+ERROR = "__error__"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+SCHEDULED = "__scheduled__"
+WRITES_IDX_MAP = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
+
+
+class Checkpoint(TypedDict):
+    """State of a graph at the end of one super-step."""
+
+    v: int
+    id: str
+    ts: str
+    channel_values: dict[str, Any]
+    channel_versions: ChannelVersions
+    versions_seen: dict[str, ChannelVersions]
+    updated_channels: list[str] | None
+
+
+class CheckpointMetadata(TypedDict, total=False):
+    """Why and when a checkpoint was made (plus scalar configurable/metadata keys)."""
+
+    source: Literal["input", "loop", "update", "fork"]
+    step: int
+    parents: dict[str, str]
+    run_id: str
+
+
+PendingWrite = tuple[str, str, Any]
+
+
+class CheckpointTuple(NamedTuple):
+    config: dict[str, Any]
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    parent_config: dict[str, Any] | None = None
+    pending_writes: list[PendingWrite] | None = None
+
+
+_clock_lock = threading.Lock()
+_last_ns = 0
+
+
+def new_checkpoint_id() -> str:
+    """A time-ordered UUID (version 6 layout), so ids sort by creation like LangGraph's.
+
+    Monotonic within the process even when the clock does not advance between two calls.
+    """
+    global _last_ns
+    with _clock_lock:
+        ns = time.time_ns()
+        if ns <= _last_ns:
+            ns = _last_ns + 1
+        _last_ns = ns
+    # 100-ns intervals since the Gregorian epoch, as RFC 9562 asks.
+    ticks = ns // 100 + 0x01B21DD213814000
+    time_high = (ticks >> 28) & 0xFFFFFFFF
+    time_mid = (ticks >> 12) & 0xFFFF
+    time_low = ticks & 0x0FFF
+    rand = int.from_bytes(os.urandom(8), "big")
+    clock_seq = (rand >> 48) & 0x3FFF
+    node = rand & 0xFFFFFFFFFFFF
+    value = (
+        (time_high << 96)
+        | (time_mid << 80)
+        | (0x6 << 76)
+        | (time_low << 64)
+        | (0x2 << 62)
+        | (clock_seq << 48)
+        | node
+    )
+    return str(uuid.UUID(int=value))
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def empty_checkpoint() -> Checkpoint:
+    return Checkpoint(
+        v=1,
+        id=new_checkpoint_id(),
+        ts=now_iso(),
+        channel_values={},
+        channel_versions={},
+        versions_seen={},
+        updated_channels=None,
+    )
+
+
+def get_checkpoint_id(config: dict[str, Any]) -> str | None:
+    return config.get("configurable", {}).get("checkpoint_id")
+
+
+def thread_config(
+    thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None
+) -> dict[str, Any]:
+    conf: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+    if checkpoint_id is not None:
+        conf["checkpoint_id"] = checkpoint_id
+    return {"configurable": conf}
+
+
+class BaseCheckpointSaver:
+    """The saver protocol. Back ends override the sync or the async methods (or both).
+
+    The default async methods call the sync ones and vice versa is not provided: a sync facade
+    over an async-only back end must supply its own sync methods (see `SqliteSaver`).
+
+    `put` receives the whole checkpoint (every channel's live value in `channel_values`) and
+    `new_versions`: the channels whose version changed since the parent checkpoint. A back end
+    serializes and stores only those values, keyed by (channel, version), and reassembles the
+    rest from older blobs on read, so a long thread does not rewrite its whole state each step.
+    Values must be copied (serialized) on `put`: the engine may mutate nothing it handed over,
+    but user code may.
+    """
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        raise NotImplementedError
+
+    def list(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        raise NotImplementedError
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        raise NotImplementedError
+
+    def delete_thread(self, thread_id: str) -> None:
+        raise NotImplementedError
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        raise NotImplementedError
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: Literal["keep_latest", "delete"] = "keep_latest",
+        keep_last: int = 1,
+        older_than_seconds: float | None = None,
+    ) -> None:
+        raise NotImplementedError
+
+    # async forms: default to the sync implementation (fine for in-memory back ends)
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: Literal["keep_latest", "delete"] = "keep_latest",
+        keep_last: int = 1,
+        older_than_seconds: float | None = None,
+    ) -> None:
+        self.prune(
+            thread_ids, strategy=strategy, keep_last=keep_last, older_than_seconds=older_than_seconds
+        )
+
+    def get_next_version(self, current: int | None, channel: str | None = None) -> int:
+        """Channel versions are plain increasing integers."""
+        return 1 if current is None else current + 1
+
+    async def aclose(self) -> None:
+        """Release resources (connections, background writers). Idempotent."""
+
+    def close(self) -> None:
+        """Release resources (connections, background writers). Idempotent."""
