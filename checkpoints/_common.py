@@ -1,0 +1,44 @@
+"""Rules every saver back end shares, kept in one place so memory and SQLite agree."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+__all__ = ["checkpoints_to_drop", "matches_filter", "prune_cutoff", "thread_is_idle"]
+
+
+def matches_filter(metadata: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
+    """`list(filter=...)` keeps checkpoints whose metadata equals every filter value."""
+    return not filter or all(metadata.get(k) == v for k, v in filter.items())
+
+
+def prune_cutoff(older_than_seconds: float | None) -> float | None:
+    """The POSIX time before which `prune` may drop checkpoints (None: any age)."""
+    return None if older_than_seconds is None else time.time() - older_than_seconds
+
+
+def _timestamp(ts: str) -> float:
+    return datetime.fromisoformat(ts).timestamp()
+
+
+def checkpoints_to_drop(
+    stamps: Mapping[str, str], keep_last: int, cutoff: float | None
+) -> list[str]:
+    """Ids of one namespace's checkpoints that "keep_latest" pruning removes.
+
+    `stamps` maps checkpoint id to its ``ts``. The newest `keep_last` (at least one) always stay;
+    with a cutoff, so does every checkpoint made after it.
+    """
+    older = sorted(stamps, reverse=True)[max(keep_last, 1) :]
+    if cutoff is None:
+        return older
+    return [cid for cid in older if _timestamp(stamps[cid]) < cutoff]
+
+
+def thread_is_idle(stamps: Iterable[str], cutoff: float | None) -> bool:
+    """Whether "delete" pruning removes a thread: always without a cutoff, else when its newest
+    checkpoint is older than the cutoff."""
+    return cutoff is None or all(_timestamp(ts) < cutoff for ts in stamps)

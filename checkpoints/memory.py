@@ -1,0 +1,267 @@
+"""An in-process checkpoint saver, for tests and short-lived runs.
+
+Everything is stored serialized, exactly as a database would hold it: a stored checkpoint is a
+copy, so user code mutating its state later cannot rewrite history, and a value that would not
+survive a real back end fails here too. One lock guards the maps because sync runs call the saver
+from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal, NamedTuple
+
+from .base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    thread_config,
+)
+from ._common import checkpoints_to_drop, matches_filter, prune_cutoff, thread_is_idle
+from .serde import Serializer, default_serializer
+
+__all__ = ["InMemorySaver", "MemorySaver"]
+
+
+class _Saved(NamedTuple):
+    checkpoint: bytes  # the checkpoint without channel_values
+    metadata: bytes
+    parent_id: str | None
+
+
+# (task_id, idx) -> (task_id, channel, value, task_path)
+_Writes = dict[tuple[str, int], tuple[str, str, bytes, str]]
+_BlobKey = tuple[str, str, str, int]  # thread_id, checkpoint_ns, channel, version
+
+
+class InMemorySaver(BaseCheckpointSaver):
+    """Checkpoints in dictionaries; behaves like LangGraph's `InMemorySaver`."""
+
+    def __init__(self, *, serde: Serializer | None = None) -> None:
+        self.serde = serde or default_serializer
+        # thread_id -> checkpoint_ns -> checkpoint_id -> saved
+        self.storage: dict[str, dict[str, dict[str, _Saved]]] = {}
+        self.blobs: dict[_BlobKey, bytes | None] = {}  # None: the channel was emptied
+        self.writes: dict[tuple[str, str, str], _Writes] = {}  # (thread, ns, checkpoint_id)
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> InMemorySaver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> InMemorySaver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """The checkpoint named by ``checkpoint_id``, or the thread's latest in the namespace."""
+        conf = config["configurable"]
+        thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
+        with self._lock:
+            saved = self.storage.get(thread_id, {}).get(ns)
+            if not saved:
+                return None
+            checkpoint_id = get_checkpoint_id(config) or max(saved)
+            if checkpoint_id not in saved:
+                return None
+            return self._tuple(thread_id, ns, checkpoint_id, saved[checkpoint_id])
+
+    def list(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Newest first per namespace; all threads when `config` is None, all namespaces of the
+        thread when it names none (as LangGraph)."""
+        with self._lock:
+            found = self._search(config, filter, before, limit)
+        yield from found
+
+    def _search(
+        self,
+        config: dict[str, Any] | None,
+        filter: dict[str, Any] | None,
+        before: dict[str, Any] | None,
+        limit: int | None,
+    ) -> list[CheckpointTuple]:
+        conf = config["configurable"] if config else {}
+        wanted_ns = conf.get("checkpoint_ns")
+        wanted_id = conf.get("checkpoint_id")
+        before_id = get_checkpoint_id(before) if before else None
+        thread_ids = [conf["thread_id"]] if config else list(self.storage)
+        found: list[CheckpointTuple] = []
+        for thread_id in thread_ids:
+            for ns, saved in self.storage.get(thread_id, {}).items():
+                if wanted_ns is not None and ns != wanted_ns:
+                    continue
+                for checkpoint_id in sorted(saved, reverse=True):
+                    if limit is not None and len(found) >= limit:
+                        return found
+                    if (wanted_id and checkpoint_id != wanted_id) or (
+                        before_id and checkpoint_id >= before_id
+                    ):
+                        continue
+                    item = self._tuple(thread_id, ns, checkpoint_id, saved[checkpoint_id])
+                    if matches_filter(item.metadata, filter):
+                        found.append(item)
+        return found
+
+    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
+        loads = self.serde.loads
+        checkpoint = loads(saved.checkpoint)
+        checkpoint["channel_values"] = self._load_blobs(
+            thread_id, ns, checkpoint["channel_versions"]
+        )
+        writes = self.writes.get((thread_id, ns, checkpoint_id), {})
+        return CheckpointTuple(
+            config=thread_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=loads(saved.metadata),
+            parent_config=(
+                thread_config(thread_id, ns, saved.parent_id) if saved.parent_id else None
+            ),
+            pending_writes=[(task, ch, loads(value)) for task, ch, value, _ in writes.values()],
+        )
+
+    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for channel, version in versions.items():
+            blob = self.blobs.get((thread_id, ns, channel, version))
+            if blob is not None:
+                values[channel] = self.serde.loads(blob)
+        return values
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Store the checkpoint and the values of the channels in `new_versions` only."""
+        conf = config["configurable"]
+        thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
+        dumps = self.serde.dumps
+        values = checkpoint["channel_values"]
+        blobs = {
+            (thread_id, ns, ch, v): dumps(values[ch]) if ch in values else None
+            for ch, v in new_versions.items()
+        }
+        rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        saved = _Saved(dumps(rest), dumps(metadata), conf.get("checkpoint_id"))
+        with self._lock:
+            self.blobs.update(blobs)
+            self.storage.setdefault(thread_id, {}).setdefault(ns, {})[checkpoint["id"]] = saved
+        return thread_config(thread_id, ns, checkpoint["id"])
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Record a task's writes. Special channels (errors, interrupts ...) replace an earlier
+        write; regular ones keep the first, so a retried save is idempotent."""
+        conf = config["configurable"]
+        key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
+        rows = [
+            ((task_id, WRITES_IDX_MAP.get(ch, idx)), (task_id, ch, self.serde.dumps(v), task_path))
+            for idx, (ch, v) in enumerate(writes)
+        ]
+        with self._lock:
+            stored = self.writes.setdefault(key, {})
+            for inner, row in rows:
+                if inner[1] < 0 or inner not in stored:
+                    stored[inner] = row
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Forget every checkpoint, blob and write of the thread."""
+        with self._lock:
+            self.storage.pop(thread_id, None)
+            self.blobs = {k: v for k, v in self.blobs.items() if k[0] != thread_id}
+            self.writes = {k: v for k, v in self.writes.items() if k[0] != thread_id}
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy all namespaces, checkpoints, blobs and writes (stored bytes are immutable)."""
+        with self._lock:
+            source = self.storage.get(source_thread_id, {})
+            target = self.storage.setdefault(target_thread_id, {})
+            for ns, saved in source.items():
+                target.setdefault(ns, {}).update(saved)
+            for (t, ns, ch, v), blob in list(self.blobs.items()):
+                if t == source_thread_id:
+                    self.blobs[(target_thread_id, ns, ch, v)] = blob
+            for (t, ns, cid), writes in list(self.writes.items()):
+                if t == source_thread_id:
+                    self.writes[(target_thread_id, ns, cid)] = dict(writes)
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: Literal["keep_latest", "delete"] = "keep_latest",
+        keep_last: int = 1,
+        older_than_seconds: float | None = None,
+    ) -> None:
+        """Drop old checkpoints with their unreferenced blobs and writes.
+
+        "keep_latest": per namespace keep the newest `keep_last` checkpoints, and with
+        `older_than_seconds` also any checkpoint younger than that. "delete": delete the threads
+        (with `older_than_seconds`, only those whose newest checkpoint is older than that).
+        """
+        cutoff = prune_cutoff(older_than_seconds)
+        with self._lock:
+            for thread_id in thread_ids:
+                namespaces = self.storage.get(thread_id, {})
+                checkpoints = {
+                    ns: {cid: self.serde.loads(s.checkpoint) for cid, s in saved.items()}
+                    for ns, saved in namespaces.items()
+                }
+                if strategy == "delete":
+                    stamps = [c["ts"] for cps in checkpoints.values() for c in cps.values()]
+                    if thread_is_idle(stamps, cutoff):
+                        self.delete_thread(thread_id)
+                    continue
+                for ns, cps in checkpoints.items():
+                    self._prune_namespace(thread_id, ns, cps, keep_last, cutoff)
+
+    def _prune_namespace(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoints: dict[str, Checkpoint],
+        keep_last: int,
+        cutoff: float | None,
+    ) -> None:
+        saved = self.storage[thread_id][ns]
+        stamps = {cid: c["ts"] for cid, c in checkpoints.items()}
+        for cid in checkpoints_to_drop(stamps, keep_last, cutoff):
+            del saved[cid]
+            self.writes.pop((thread_id, ns, cid), None)
+        referenced = {
+            (thread_id, ns, ch, v)
+            for cid in saved
+            for ch, v in checkpoints[cid]["channel_versions"].items()
+        }
+        for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in referenced]:
+            del self.blobs[key]
+
+
+MemorySaver = InMemorySaver
