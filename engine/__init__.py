@@ -1,0 +1,63 @@
+"""graphrun's engine: Pregel-style super-steps over state channels, LangGraph's import surface.
+
+Port a LangGraph graph by changing its imports to ``from engine import ...``.
+"""
+
+from ._context import Runtime, get_config, get_runtime, get_store, get_stream_writer, interrupt
+from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
+from ._pregel import CompiledStateGraph
+from .errors import (
+    EmptyInputError,
+    GraphInterrupt,
+    GraphRecursionError,
+    GraphrunError,
+    InvalidUpdateError,
+    NodeInterrupt,
+    ParentCommand,
+)
+from .graph import StateGraph
+from .types import (
+    END,
+    START,
+    CachePolicy,
+    Command,
+    Interrupt,
+    PregelTask,
+    RetryPolicy,
+    Send,
+    StateSnapshot,
+    StreamMode,
+    StreamWriter,
+)
+
+__all__ = [
+    "CachePolicy",
+    "Command",
+    "CompiledStateGraph",
+    "END",
+    "EmptyInputError",
+    "GraphInterrupt",
+    "GraphRecursionError",
+    "GraphrunError",
+    "Interrupt",
+    "InvalidUpdateError",
+    "MessagesState",
+    "NodeInterrupt",
+    "ParentCommand",
+    "PregelTask",
+    "REMOVE_ALL_MESSAGES",
+    "RetryPolicy",
+    "Runtime",
+    "START",
+    "Send",
+    "StateGraph",
+    "StateSnapshot",
+    "StreamMode",
+    "StreamWriter",
+    "add_messages",
+    "get_config",
+    "get_runtime",
+    "get_store",
+    "get_stream_writer",
+    "interrupt",
+]

@@ -1,0 +1,122 @@
+"""What node code can reach while it runs: config, store, stream writer, runtime, interrupt().
+
+One `TaskScope` per running task, held in a context variable; sync nodes run in a copied
+context so threads see their own task's scope.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .errors import GraphInterrupt
+from .types import Interrupt
+
+if TYPE_CHECKING:
+    from ._run import RunContext
+    from ._step import Task
+
+__all__ = [
+    "Runtime",
+    "get_config",
+    "get_runtime",
+    "get_store",
+    "get_stream_writer",
+    "interrupt",
+]
+
+ContextT = TypeVar("ContextT")
+NOTHING: Any = object()
+
+
+def _no_writer(_: Any) -> None:
+    return None
+
+
+@dataclasses.dataclass(slots=True)
+class Runtime(Generic[ContextT]):
+    """Run-scoped dependencies a node may ask for with a `runtime` parameter."""
+
+    context: ContextT = None  # type: ignore[assignment]
+    store: Any = None
+    stream_writer: Callable[[Any], None] = _no_writer
+    previous: Any = None
+
+
+class TaskScope:
+    """The running task's view of its run: used by interrupt() and the get_* helpers."""
+
+    __slots__ = ("task", "run", "config", "runtime", "writer", "interrupt_index", "resume", "ns")
+
+    def __init__(self, task: Task, run: RunContext, config: dict[str, Any]) -> None:
+        self.task = task
+        self.run = run
+        self.config = config
+        self.ns = task.ns
+        self.writer = run.custom_writer(task)
+        self.runtime = Runtime(
+            context=run.context, store=run.store, stream_writer=self.writer
+        )
+        self.interrupt_index = 0
+        self.resume: list[Any] = list(task.resume)
+
+
+current_scope: contextvars.ContextVar[TaskScope | None] = contextvars.ContextVar(
+    "graphrun_task", default=None
+)
+
+
+def _scope(what: str) -> TaskScope:
+    scope = current_scope.get()
+    if scope is None:
+        raise RuntimeError("Called get_config outside of a runnable context")
+    return scope
+
+
+def get_config() -> dict[str, Any]:
+    """The running task's config (`configurable`, tags, metadata...)."""
+    return _scope("get_config").config
+
+
+def get_store() -> Any:
+    """The store given to `compile(store=...)`, or None."""
+    return _scope("get_store").run.store
+
+
+def get_stream_writer() -> Callable[[Any], None]:
+    """A function that emits `custom` stream chunks (a no-op unless `custom` was asked for)."""
+    return _scope("get_stream_writer").writer
+
+
+def get_runtime(context_schema: Any = None) -> Runtime[Any]:
+    """The run's `Runtime` (context, store, stream writer)."""
+    return _scope("get_runtime").runtime
+
+
+def interrupt_id(ns: str, index: int) -> str:
+    """Stable across re-runs of the task: its namespace holds its deterministic task id."""
+    key = ns if index == 0 else f"{ns}|{index}"
+    return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the run and surface `value`; returns the resume value once resumed.
+
+    The node re-runs from its start on resume, so the i-th `interrupt()` call of a task
+    returns the i-th resume value it was given (SPEC §1).
+    """
+    scope = _scope("interrupt")
+    index = scope.interrupt_index
+    scope.interrupt_index += 1
+    if index < len(scope.resume):
+        return scope.resume[index]
+    iid = interrupt_id(scope.ns, index)
+    resumed = scope.run.take_resume(iid)
+    if resumed is not NOTHING:
+        scope.resume.append(resumed)
+        scope.task.resume = list(scope.resume)
+        return resumed
+    raise GraphInterrupt((Interrupt(value=value, id=iid),))

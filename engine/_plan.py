@@ -1,0 +1,213 @@
+"""The compiled, immutable plan of a graph: channels, triggers, writers and branches.
+
+Built once by `StateGraph.compile()`. A super-step only looks up the nodes triggered by the
+channels updated in the previous step (`trigger_to_nodes`), never scans every node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ._channels import Channel, Deferred, Ephemeral, NamedBarrier, Topic
+from ._node import Callee
+from ._schema import channels_for, field_specs, object_to_dict, reader_for
+from .errors import InvalidUpdateError
+from .types import END, START, Command, RetryPolicy, Send
+
+if TYPE_CHECKING:
+    from .graph import BranchSpec, StateGraph
+
+__all__ = ["BranchPlan", "NodePlan", "Plan", "TASKS", "build_plan", "branch_channel"]
+
+TASKS = "__pregel_tasks"
+logger = logging.getLogger("engine")
+
+
+def branch_channel(node: str) -> str:
+    return f"branch:to:{node}"
+
+
+@dataclasses.dataclass(slots=True)
+class BranchPlan:
+    name: str
+    router: Callee
+    path_map: dict[Any, str] | None
+    reader: Callable[[dict[str, Any]], Any] | None
+
+    def destinations(self, result: Any) -> list[str | Send]:
+        items = result if isinstance(result, (list, tuple)) else [result]
+        out: list[str | Send] = []
+        for item in items:
+            if isinstance(item, Send):
+                out.append(item)
+            elif self.path_map is not None:
+                out.append(self.path_map[item])  # KeyError for an unmapped result, as LangGraph
+            else:
+                out.append(item)
+        return out
+
+
+@dataclasses.dataclass(slots=True)
+class NodePlan:
+    name: str
+    callee: Callee | None  # None for the START task, which only maps the input
+    triggers: tuple[str, ...]
+    reads: tuple[str, ...]
+    reader: Callable[[dict[str, Any]], Any] | None
+    edge_writes: tuple[tuple[str, Any], ...]
+    branches: tuple[BranchPlan, ...]
+    retry: tuple[RetryPolicy, ...]
+    cache: Any
+    metadata: dict[str, Any]
+    is_async: bool
+    is_subgraph: bool
+    index: int = 0  # insertion order: tasks of a step are listed in it (as LangGraph's `next`)
+
+
+@dataclasses.dataclass(slots=True)
+class Plan:
+    channels: dict[str, Channel]
+    state_keys: tuple[str, ...]
+    state_key_set: frozenset[str]
+    input_keys: tuple[str, ...]
+    output_keys: tuple[str, ...]
+    nodes: dict[str, NodePlan]
+    trigger_to_nodes: dict[str, tuple[str, ...]]
+    interrupt_before: tuple[str, ...]
+    interrupt_after: tuple[str, ...]
+    has_async: bool
+    state_schema: Any
+    context_schema: Any
+    output_reader: Callable[[dict[str, Any]], Any] | None
+
+    def new_channels(self) -> dict[str, Channel]:
+        return {name: channel.fresh() for name, channel in self.channels.items()}
+
+    def updates_of(self, output: Any) -> list[tuple[str, Any]]:
+        """A node's return value as state writes; unknown keys are ignored (SPEC §1)."""
+        if output is None:
+            return []
+        keys = self.state_key_set
+        if isinstance(output, dict):
+            return [(k, v) for k, v in output.items() if k in keys]
+        as_dict = object_to_dict(output)
+        if as_dict is None:
+            raise InvalidUpdateError(f"Expected dict, got {output}")
+        return [(k, v) for k, v in as_dict.items() if k in keys]
+
+    def command_writes(self, command: Command) -> list[tuple[str, Any]]:
+        keys = self.state_key_set
+        writes = [(k, v) for k, v in command.update_items() if k in keys]
+        for target in command.goto_list():
+            if isinstance(target, Send):
+                writes.append((TASKS, target))
+            elif target != END:
+                if target not in self.nodes:
+                    logger.warning("Command goto to unknown node `%s`, ignoring it.", target)
+                    continue
+                writes.append((branch_channel(target), None))
+        return writes
+
+
+def build_plan(
+    graph: StateGraph[Any],
+    *,
+    interrupt_before: tuple[str, ...],
+    interrupt_after: tuple[str, ...],
+) -> Plan:
+    specs = graph.fields
+    channels: dict[str, Channel] = channels_for(specs)
+    state_keys = tuple(specs)
+    channels[START] = Ephemeral(START)
+    channels[TASKS] = Topic(TASKS)
+    for spec in graph.nodes.values():
+        key = branch_channel(spec.name)
+        channels[key] = Deferred(key) if spec.defer else Ephemeral(key)
+
+    edge_writes: dict[str, list[tuple[str, Any]]] = {}
+    for src, dst in graph.edges:
+        if dst != END:
+            edge_writes.setdefault(src, []).append((branch_channel(dst), None))
+    join_triggers: dict[str, list[str]] = {}
+    for starts, dst in graph.waiting_edges:
+        if dst == END:
+            continue
+        key = f"join:{'+'.join(starts)}:{dst}"
+        channels[key] = NamedBarrier(key, frozenset(starts))
+        join_triggers.setdefault(dst, []).append(key)
+        for src in starts:
+            edge_writes.setdefault(src, []).append((key, src))
+
+    state_reader = reader_for(graph.state_schema)
+    nodes: dict[str, NodePlan] = {
+        START: NodePlan(
+            name=START,
+            callee=None,
+            triggers=(START,),
+            reads=state_keys,
+            reader=state_reader,
+            edge_writes=tuple(edge_writes.get(START, ())),
+            branches=_branches(graph.branches.get(START, {}), state_reader),
+            retry=(),
+            cache=None,
+            metadata={},
+            is_async=False,
+            is_subgraph=False,
+        )
+    }
+    for index, spec in enumerate(graph.nodes.values(), start=1):
+        callee = Callee(spec.action, spec.name)
+        schema = spec.input_schema or graph.state_schema
+        reads = tuple(field_specs(schema)) if spec.input_schema else state_keys
+        retry = spec.retry_policy
+        branches = _branches(graph.branches.get(spec.name, {}), state_reader)
+        nodes[spec.name] = NodePlan(
+            name=spec.name,
+            callee=callee,
+            triggers=(branch_channel(spec.name), *join_triggers.get(spec.name, ())),
+            reads=reads,
+            reader=reader_for(schema),
+            edge_writes=tuple(edge_writes.get(spec.name, ())),
+            branches=branches,
+            retry=(retry,) if isinstance(retry, RetryPolicy) else tuple(retry or ()),
+            cache=spec.cache_policy,
+            metadata=dict(spec.metadata or {}),
+            is_async=callee.is_async or any(b.router.is_async for b in branches),
+            is_subgraph=callee.kind == "graph",
+            index=index,
+        )
+
+    trigger_to_nodes: dict[str, list[str]] = {}
+    for node in nodes.values():
+        for trigger in node.triggers:
+            trigger_to_nodes.setdefault(trigger, []).append(node.name)
+
+    return Plan(
+        channels=channels,
+        state_keys=state_keys,
+        state_key_set=frozenset(state_keys),
+        input_keys=tuple(field_specs(graph.input_schema)) or state_keys,
+        output_keys=tuple(field_specs(graph.output_schema)) or state_keys,
+        nodes=nodes,
+        trigger_to_nodes={
+            k: tuple(sorted(v, key=lambda n: nodes[n].index)) for k, v in trigger_to_nodes.items()
+        },
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        has_async=any(n.is_async for n in nodes.values()),
+        state_schema=graph.state_schema,
+        context_schema=graph.context_schema,
+        output_reader=None,
+    )
+
+
+def _branches(
+    specs: dict[str, BranchSpec], reader: Callable[[dict[str, Any]], Any] | None
+) -> tuple[BranchPlan, ...]:
+    return tuple(
+        BranchPlan(name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader)
+        for name, spec in specs.items()
+    )

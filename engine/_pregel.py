@@ -1,0 +1,477 @@
+"""`CompiledStateGraph`: the public run API over the run core and its drivers.
+
+- A sync call on a graph without async nodes never starts an event loop.
+- A sync call on a graph with async nodes runs the async driver in a blocking portal thread.
+- A graph invoked inside a running task is a subgraph: it streams into the parent's sink under
+  the task's namespace and checkpoints under `checkpoint_ns = "<node>:<task_id>"` (SPEC §1).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import queue
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+import anyio
+import anyio.from_thread
+
+from checkpoints.base import CheckpointTuple
+
+from ._context import current_scope
+from ._plan import Plan
+from ._run import Run, make_snapshot
+from ._state import update_state_run
+from ._stream import Sink, normalize_modes, shape
+from ._tasks import drive_async, drive_sync, flush_async, flush_sync
+from .types import StateSnapshot
+
+__all__ = ["CompiledStateGraph"]
+
+_LIVE = frozenset(("custom", "messages", "events"))
+
+
+def _merge(config: dict[str, Any] | None) -> dict[str, Any]:
+    if not config:
+        return {"configurable": {}}
+    merged = dict(config)
+    merged["configurable"] = dict(config.get("configurable") or {})
+    return merged
+
+
+class CompiledStateGraph:
+    """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
+
+    stream_mode = "updates"
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        builder: Any,
+        checkpointer: Any,
+        store: Any,
+        cache: Any,
+        name: str,
+        debug: bool,
+    ) -> None:
+        self.plan = plan
+        self.builder = builder
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.name = name
+        self.debug = debug
+
+    def __repr__(self) -> str:
+        return f"<CompiledStateGraph {self.name!r} nodes={list(self.builder.nodes)}>"
+
+    @property
+    def nodes(self) -> dict[str, Any]:
+        return dict(self.builder.nodes)
+
+    # -- run setup ------------------------------------------------------------------------------
+
+    def _saver_for(self, parent: Run | None) -> Any:
+        if self.checkpointer is False:
+            return None
+        if self.checkpointer is None or self.checkpointer is True:
+            return parent.checkpointer if parent is not None else None
+        return self.checkpointer
+
+    def _new_run(
+        self,
+        config: dict[str, Any] | None,
+        sink: Sink,
+        kwargs: dict[str, Any],
+    ) -> Run:
+        config = _merge(config)
+        scope = current_scope.get()
+        parent = scope.run if scope is not None else None
+        if parent is not None:
+            conf = config["configurable"]
+            conf.setdefault("thread_id", parent.thread_id)
+            sink = parent.sink
+        before = kwargs.get("interrupt_before")
+        after = kwargs.get("interrupt_after")
+        return Run(
+            self,
+            config,
+            sink=sink,
+            parent=parent,
+            parent_task=scope.task if scope is not None else None,
+            checkpointer=self._saver_for(parent),
+            store=self.store if self.store is not None or parent is None else parent.store,
+            context=kwargs.get("context") if parent is None else parent.context,
+            interrupt_before=tuple(before) if before is not None else self.plan.interrupt_before,
+            interrupt_after=tuple(after) if after is not None else self.plan.interrupt_after,
+            durability=kwargs.get("durability") or "async",
+        )
+
+    def _lookup_config(self, run: Run) -> dict[str, Any] | None:
+        if run.checkpointer is None:
+            return None
+        conf = run.config["configurable"]
+        if run.thread_id is None:
+            raise ValueError(
+                "Checkpointer requires one or more of the following 'configurable' keys: "
+                "thread_id, checkpoint_ns, checkpoint_id"
+            )
+        lookup: dict[str, Any] = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
+        if conf.get("checkpoint_id") and run.parent is None:
+            lookup["checkpoint_id"] = conf["checkpoint_id"]
+        return {"configurable": lookup}
+
+    @staticmethod
+    def _input_for(run: Run, value: Any, saved: CheckpointTuple | None) -> Any:
+        if run.parent is not None and saved is not None:
+            return None  # a re-run parent task resumes its subgraph where it stopped
+        return value
+
+    def _fork_if_replaying(self, run: Run, value: Any) -> None:
+        if run.parent is None and value is None and run.config["configurable"].get(
+            "checkpoint_id"
+        ) and run.checkpoint_id is not None:
+            run._checkpoint("fork")
+            run.step += 1
+            run.stop += 1
+
+    # -- sync API -------------------------------------------------------------------------------
+
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the graph to the end (or an interrupt) and return its output state."""
+        run = None
+        for item in self._stream_items(input, config, [], False, kwargs, keep_run=True):
+            run = item
+        assert isinstance(run, Run)
+        return run.output()
+
+    def stream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        subgraphs: bool = False,
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Yield chunks of the requested modes as the run produces them (SPEC §1 shapes)."""
+        modes, as_list = normalize_modes(stream_mode or self.stream_mode)
+        for item in self._stream_items(input, config, modes, subgraphs, kwargs):
+            yield shape(item, as_list, subgraphs)
+
+    def _stream_items(
+        self,
+        value: Any,
+        config: dict[str, Any] | None,
+        modes: list[str],
+        subgraphs: bool,
+        kwargs: dict[str, Any],
+        keep_run: bool = False,
+    ) -> Iterator[Any]:
+        if self.plan.has_async and current_scope.get() is None:
+            yield from self._via_portal(value, config, modes, subgraphs, kwargs, keep_run)
+            return
+        buffer: collections.deque[Any] = collections.deque()
+        live = bool(_LIVE.intersection(modes))
+        sink = Sink(frozenset(modes), subgraphs, buffer.append)
+        run = self._new_run(config, sink, kwargs)
+        if live and run.parent is None:
+            events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            sink.events = events
+            sink.push = lambda item: (buffer.append(item), events.put(None))  # type: ignore[func-returns-value]
+        lookup = self._lookup_config(run)
+        saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
+        value = self._input_for(run, value, saved)
+        driver = drive_sync(run, value, saved, live and run.parent is None)
+        first = True
+        for _ in driver:
+            if first:
+                first = False
+                self._fork_if_replaying(run, value)
+                flush_sync(run)
+            while buffer:
+                yield buffer.popleft()
+        while buffer:
+            yield buffer.popleft()
+        if keep_run:
+            yield run
+
+    def _via_portal(
+        self,
+        value: Any,
+        config: dict[str, Any] | None,
+        modes: list[str],
+        subgraphs: bool,
+        kwargs: dict[str, Any],
+        keep_run: bool,
+    ) -> Iterator[Any]:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            agen = self._astream_items(value, config, modes, subgraphs, kwargs, keep_run)
+            try:
+                while True:
+                    try:
+                        item = portal.call(agen.__anext__)
+                    except StopAsyncIteration:
+                        return
+                    yield item
+            finally:
+                portal.call(agen.aclose)
+
+    def batch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Invoke once per input, concurrently, keeping input order."""
+        configs = _configs(config, len(inputs))
+        from ._tasks import _pool
+
+        def one(pair: tuple[Any, dict[str, Any] | None]) -> Any:
+            try:
+                return self.invoke(pair[0], pair[1], **kwargs)
+            except Exception as error:
+                if return_exceptions:
+                    return error
+                raise
+
+        return list(_pool().map(one, zip(inputs, configs)))
+
+    # -- async API ------------------------------------------------------------------------------
+
+    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Async `invoke`."""
+        run = None
+        async for item in self._astream_items(input, config, [], False, kwargs, keep_run=True):
+            run = item
+        assert isinstance(run, Run)
+        return run.output()
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        subgraphs: bool = False,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Async `stream`."""
+        modes, as_list = normalize_modes(stream_mode or self.stream_mode)
+        async for item in self._astream_items(input, config, modes, subgraphs, kwargs):
+            yield shape(item, as_list, subgraphs)
+
+    async def _astream_items(
+        self,
+        value: Any,
+        config: dict[str, Any] | None,
+        modes: list[str],
+        subgraphs: bool,
+        kwargs: dict[str, Any],
+        keep_run: bool = False,
+    ) -> AsyncIterator[Any]:
+        from ._stream import Wakeup
+
+        buffer: collections.deque[Any] = collections.deque()
+        live = bool(_LIVE.intersection(modes))
+        sink = Sink(frozenset(modes), subgraphs, buffer.append)
+        run = self._new_run(config, sink, kwargs)
+        if live and run.parent is None:
+            wakeup = Wakeup()
+            sink.wakeup = wakeup
+            sink.push = lambda item: (buffer.append(item), wakeup.set())  # type: ignore[func-returns-value]
+        lookup = self._lookup_config(run)
+        saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
+        value = self._input_for(run, value, saved)
+        first = True
+        async for _ in drive_async(run, value, saved, live and run.parent is None):
+            if first:
+                first = False
+                self._fork_if_replaying(run, value)
+                await flush_async(run)
+            while buffer:
+                yield buffer.popleft()
+        while buffer:
+            yield buffer.popleft()
+        if keep_run:
+            yield run
+
+    async def abatch(
+        self,
+        inputs: Sequence[Any],
+        config: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Async `batch`: one task per input in a task group."""
+        configs = _configs(config, len(inputs))
+        results: list[Any] = [None] * len(inputs)
+
+        async def one(index: int) -> None:
+            try:
+                results[index] = await self.ainvoke(inputs[index], configs[index], **kwargs)
+            except Exception as error:
+                if not return_exceptions:
+                    raise
+                results[index] = error
+
+        async with anyio.create_task_group() as tg:
+            for index in range(len(inputs)):
+                tg.start_soon(one, index)
+        return results
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def _require_saver(self) -> Any:
+        if not self.checkpointer:
+            raise ValueError("No checkpointer set")
+        return self.checkpointer
+
+    def _snapshot(
+        self, saved: CheckpointTuple | None, config: dict[str, Any], with_pending: bool = True
+    ) -> StateSnapshot:
+        if saved is None:
+            return StateSnapshot({}, (), config, None, None, None, (), ())
+        run = Run(self, _merge(saved.config), sink=Sink(frozenset(), False, _drop))
+        run.restore(saved)
+        return make_snapshot(run, saved, with_pending)
+
+    def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        """The thread's state at its latest checkpoint (or the one `checkpoint_id` names)."""
+        saver = self._require_saver()
+        snapshot = self._snapshot(saver.get_tuple(config), config)
+        if subgraphs:
+            snapshot = self._with_subgraph_states(snapshot, saver)
+        return snapshot
+
+    def _with_subgraph_states(self, snapshot: StateSnapshot, saver: Any) -> StateSnapshot:
+        tasks = []
+        thread_id = snapshot.config["configurable"].get("thread_id")
+        parent_ns = snapshot.config["configurable"].get("checkpoint_ns", "")
+        for task in snapshot.tasks:
+            node = self.plan.nodes.get(task.name)
+            if node is not None and node.is_subgraph:
+                ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
+                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+                sub = node.callee.fn  # type: ignore[union-attr]
+                saved = saver.get_tuple(sub_config)
+                if saved is not None:
+                    sub_snapshot = sub._with_subgraph_states(sub._snapshot(saved, sub_config), saver)
+                    task = task._replace(state=sub_snapshot)
+            tasks.append(task)
+        return snapshot._replace(tasks=tuple(tasks))
+
+    async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        saver = self._require_saver()
+        snapshot = self._snapshot(await saver.aget_tuple(config), config)
+        if subgraphs:
+            snapshot = await anyio.to_thread.run_sync(self._with_subgraph_states, snapshot, saver)
+        return snapshot
+
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first."""
+        saver = self._require_saver()
+        conf = dict(config.get("configurable", {}))
+        conf.setdefault("checkpoint_ns", "")
+        for saved in saver.list({"configurable": conf}, filter=filter, before=before, limit=limit):
+            yield self._snapshot(saved, saved.config, with_pending=False)
+
+    async def aget_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        saver = self._require_saver()
+        conf = dict(config.get("configurable", {}))
+        conf.setdefault("checkpoint_ns", "")
+        async for saved in saver.alist(
+            {"configurable": conf}, filter=filter, before=before, limit=limit
+        ):
+            yield self._snapshot(saved, saved.config, with_pending=False)
+
+    def update_state(
+        self,
+        config: dict[str, Any],
+        values: Any,
+        as_node: str | None = None,
+    ) -> dict[str, Any]:
+        """Write `values` as if node `as_node` returned them; makes a `source="update"` checkpoint."""
+        saver = self._require_saver()
+        run = Run(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.restore(saver.get_tuple(config))
+        update_state_run(run, values, as_node)
+        flush_sync(run)
+        return run.checkpoint_config  # type: ignore[return-value]
+
+    async def aupdate_state(
+        self,
+        config: dict[str, Any],
+        values: Any,
+        as_node: str | None = None,
+    ) -> dict[str, Any]:
+        saver = self._require_saver()
+        run = Run(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.restore(await saver.aget_tuple(config))
+        update_state_run(run, values, as_node)
+        await flush_async(run)
+        return run.checkpoint_config  # type: ignore[return-value]
+
+    # -- introspection --------------------------------------------------------------------------
+
+    def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+        from ._drawing import graph_of
+
+        return graph_of(self, xray=xray)
+
+    def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        return _Bound(self, _merge({**(config or {}), **kwargs}))
+
+
+class _Bound:
+    """A compiled graph with a default config (LangChain's `with_config`)."""
+
+    def __init__(self, graph: CompiledStateGraph, config: dict[str, Any]) -> None:
+        self._graph = graph
+        self._config = config
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._graph, name)
+        if name in ("invoke", "ainvoke", "stream", "astream", "batch", "abatch"):
+            return functools.partial(_with_default_config, attr, self._config)
+        return attr
+
+
+def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: Any = None, **kw: Any) -> Any:
+    merged = {**default, **(config or {})}
+    merged["configurable"] = {
+        **default.get("configurable", {}), **((config or {}).get("configurable") or {})
+    }
+    return fn(input, merged, **kw)
+
+
+def _configs(config: Any, count: int) -> list[dict[str, Any] | None]:
+    if isinstance(config, (list, tuple)):
+        if len(config) != count:
+            raise ValueError("batch() needs one config per input")
+        return list(config)
+    return [config] * count
+
+
+def _drop(_: Any) -> None:
+    return None
+

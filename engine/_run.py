@@ -1,0 +1,587 @@
+"""The run core: input, super-steps, checkpoints, interrupts and resume, without any IO.
+
+`Run` is driven by the sync and async drivers in `_tasks.py`. It never calls the saver itself:
+what must be persisted is queued in `outbox` and the driver flushes it with the sync or async
+saver methods, so the step logic exists once (STYLE 7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from checkpoints.base import (
+    ERROR,
+    INTERRUPT,
+    RESUME,
+    Checkpoint,
+    CheckpointTuple,
+    new_checkpoint_id,
+)
+
+from ._channels import MISSING, Channel
+from ._context import NOTHING
+from ._plan import Plan
+from ._step import PULL, Task, apply_writes, prepare_tasks
+from ._stream import Sink, task_payload, task_result_payload
+from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
+from .types import START, Command, Interrupt, PregelTask, StateSnapshot
+
+if TYPE_CHECKING:
+    from ._pregel import CompiledStateGraph
+
+__all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+NO_WRITES = "__no_writes__"
+INTERRUPT_SEEN = "__interrupt__"
+_SPECIAL = frozenset((ERROR, INTERRUPT, RESUME, NO_WRITES))
+_RESERVED_CONF = frozenset(("checkpoint_id", "checkpoint_ns", "checkpoint_map"))
+
+
+def _is_interrupt_id(key: Any) -> bool:
+    return isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdef" for c in key)
+
+
+class Run:
+    """One invocation of a graph (or of a subgraph inside a parent task)."""
+
+    def __init__(
+        self,
+        graph: CompiledStateGraph,
+        config: dict[str, Any],
+        *,
+        sink: Sink,
+        parent: Run | None = None,
+        parent_task: Task | None = None,
+        checkpointer: Any = None,
+        store: Any = None,
+        context: Any = None,
+        interrupt_before: tuple[str, ...] = (),
+        interrupt_after: tuple[str, ...] = (),
+        durability: str = "async",
+    ) -> None:
+        self.graph = graph
+        self.plan: Plan = graph.plan
+        self.config = config
+        self.sink = sink
+        self.parent = parent
+        self.root: Run = parent.root if parent is not None else self
+        self.checkpointer = checkpointer
+        self.store = store
+        self.context = context
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.durability = durability
+        conf = config.get("configurable", {})
+        self.thread_id = conf.get("thread_id")
+        self.ns = parent_task.ns if parent_task is not None else conf.get("checkpoint_ns", "")
+        self.ns_tuple: tuple[str, ...] = tuple(self.ns.split("|")) if self.ns else ()
+        self.emits = parent is None or sink.subgraphs
+        limit = config.get("recursion_limit", 25)
+        if not isinstance(limit, int) or limit < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        self.recursion_limit = limit
+        self.channels: dict[str, Channel] = {}
+        self.versions: dict[str, int] = {}
+        self.seen: dict[str, dict[str, int]] = {}
+        self.step = -1
+        self.stop = 0
+        self.updated: list[str] | None = None
+        self.checkpoint_id: str | None = None
+        self.checkpoint_config: dict[str, Any] | None = None
+        self.saved_metadata: dict[str, Any] = {}
+        self.saved_versions: dict[str, int] = {}
+        self.pending: list[tuple[str, str, Any]] = []
+        self.outbox: list[tuple[str, tuple[Any, ...]]] = []
+        self.tasks: list[Task] = []
+        self.interrupts: list[Interrupt] = []
+        self.status = "pending"
+        self.resume_map: dict[str, Any] = {}
+        self.null_resume: Any = NOTHING
+        self.resuming = False
+
+    # -- helpers tasks reach through TaskScope ---------------------------------------------------
+
+    def custom_writer(self, task: Task) -> Callable[[Any], None]:
+        sink = self.sink
+        if not self.emits or "custom" not in sink.modes:
+            return _noop
+        ns = self.ns_tuple
+        push = sink.push
+        return lambda chunk: push((ns, "custom", chunk))
+
+    def take_resume(self, iid: str) -> Any:
+        root = self.root
+        if iid in root.resume_map:
+            return root.resume_map.pop(iid)
+        if root.null_resume is not NOTHING:
+            value, root.null_resume = root.null_resume, NOTHING
+            return value
+        return NOTHING
+
+    # -- start ----------------------------------------------------------------------------------
+
+    def restore(self, saved: CheckpointTuple | None) -> None:
+        channels = self.plan.new_channels()
+        if saved is None:
+            self.channels = channels
+            self.step = -2
+            return
+        cp = saved.checkpoint
+        for name, value in cp["channel_values"].items():
+            channel = channels.get(name)
+            if channel is not None:
+                channel.restore(value)
+        self.channels = channels
+        self.versions = dict(cp["channel_versions"])
+        self.saved_versions = dict(self.versions)
+        self.seen = {k: dict(v) for k, v in cp["versions_seen"].items()}
+        self.updated = list(cp["updated_channels"]) if cp.get("updated_channels") else None
+        self.checkpoint_id = cp["id"]
+        self.checkpoint_config = saved.config
+        self.saved_metadata = dict(saved.metadata or {})
+        self.step = self.saved_metadata.get("step", -2)
+        self.pending = list(saved.pending_writes or [])
+
+    def begin(self, value: Any) -> None:
+        """Apply the run's input: fresh input, None (continue) or a Command (resume/update)."""
+        self.step += 1
+        self.stop = self.step + self.recursion_limit + 1
+        if isinstance(value, Command):
+            self._begin_command(value)
+        elif value is None:
+            if self.checkpoint_id is None:
+                raise EmptyInputError("Received no input for __start__")
+            self._mark_resuming()
+        else:
+            self._begin_input(value)
+
+    def _begin_input(self, value: Any) -> None:
+        self.pending = []
+        self.channels[START].update([value])
+        self.versions[START] = self.versions.get(START, 0) + 1
+        self.updated = [START]
+        self._checkpoint("input")
+        self.step += 1
+
+    def _mark_resuming(self) -> None:
+        self.resuming = True
+        self.seen[INTERRUPT_SEEN] = dict(self.versions)
+        for task_id, channel, value in self.pending:
+            if task_id == NULL_TASK_ID and channel == RESUME:
+                self.null_resume = value
+        self.emit_values()
+
+    def emit_values(self) -> None:
+        """The current state as a `values` chunk (a resumed or forked run starts with it)."""
+        if self.emits and "values" in self.sink.modes:
+            values = self.values()
+            if values:
+                self.sink.push((self.ns_tuple, "values", values))
+
+    def _pending_interrupts(self) -> int:
+        return sum(len(v) for _, ch, v in self.pending if ch == INTERRUPT)
+
+    def _begin_command(self, command: Command) -> None:
+        if self.checkpoint_id is None:
+            raise EmptyInputError("Cannot resume or update a thread that has no checkpoint")
+        self._mark_resuming()
+        resume = command.resume
+        if resume is not None:
+            if isinstance(resume, dict) and resume and all(_is_interrupt_id(k) for k in resume):
+                self.resume_map = dict(resume)
+            else:
+                if self._pending_interrupts() > 1:
+                    raise RuntimeError(
+                        "When there are multiple pending interrupts, you must specify the "
+                        "interrupt id when resuming."
+                    )
+                self.null_resume = resume
+                self._put_writes(NULL_TASK_ID, [(RESUME, resume)])
+        writes = self.plan.command_writes(Command(update=command.update, goto=command.goto))
+        if writes:
+            null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
+            null.writes = writes
+            updated = apply_writes(self.plan, self.channels, self.versions, self.seen, [null], [])
+            self.updated = sorted(set(self.updated or ()) | set(updated))
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def next_tasks(self) -> list[Task] | None:
+        """The tasks of the current step, or None when the run is over (status says why)."""
+        if self.step > self.stop:
+            raise GraphRecursionError(
+                f"Recursion limit of {self.recursion_limit} reached without hitting a stop "
+                "condition. You can increase the limit by setting the `recursion_limit` config "
+                "key."
+            )
+        tasks = self._prepare(self.updated)
+        if not tasks:
+            finished = [name for name, ch in self.channels.items() if ch.finish()]
+            if finished:
+                for name in finished:
+                    self.versions[name] = self.versions.get(name, 0) + 1
+                tasks = self._prepare(finished)
+        if not tasks:
+            self.status = "done"
+            return None
+        if self.interrupt_before and self._should_interrupt(self.interrupt_before, tasks):
+            self.status = "interrupt_before"
+            self._static_interrupt()
+            return None
+        self.tasks = tasks
+        self._match_pending(tasks)
+        return tasks
+
+    def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:
+        return prepare_tasks(
+            self.plan, self.channels, self.versions, self.seen, candidates,
+            self.step if step is None else step, self.checkpoint_id or "", self.ns,
+        )
+
+    def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
+        seen = self.seen.get(INTERRUPT_SEEN, {})
+        changed = any(v > seen.get(ch, 0) for ch, v in self.versions.items())
+        return changed and any(
+            t.path[0] == PULL and ("*" in names or t.name in names) for t in tasks
+        )
+
+    def _static_interrupt(self) -> None:
+        if self.emits and "updates" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "updates", {"__interrupt__": ()}))
+        if self.parent is not None:
+            raise GraphInterrupt(())
+
+    def _match_pending(self, tasks: list[Task]) -> None:
+        """On resume, reuse the writes of tasks that already finished in this step."""
+        if not self.pending:
+            return
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in self.pending:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task in tasks:
+            writes = by_task.get(task.id)
+            if not writes:
+                continue
+            resume = [v for ch, v in writes if ch == RESUME]
+            if resume:
+                task.resume = list(resume[-1])
+            if any(ch in (ERROR, INTERRUPT) for ch, _ in writes):
+                continue
+            task.writes = [(ch, v) for ch, v in writes if ch not in _SPECIAL]
+            task.done = True
+            task.cached = True
+            task.update = self._update_of(task)
+
+    def task_finished(self, task: Task) -> None:
+        """Record a finished task: persist its writes and stream its update."""
+        task.done = True
+        task.update = self._update_of(task)
+        self._put_writes(task.id, task.writes or [(NO_WRITES, None)])
+        if self.emits:
+            self._emit_task_end(task)
+
+    def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
+        task.interrupts = interrupts
+        task.interrupted = True
+        writes: list[tuple[str, Any]] = [(INTERRUPT, list(interrupts))]
+        if task.resume:
+            writes.append((RESUME, list(task.resume)))
+        self._put_writes(task.id, writes)
+        if not self.emits:
+            return
+        modes = self.sink.modes
+        if "tasks" in modes or "debug" in modes:
+            self._emit_task_result(task)
+        if interrupts and "updates" in modes:
+            self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
+        if interrupts and "values" in modes:
+            self.sink.push((self.ns_tuple, "values", {**self.values(), "__interrupt__": interrupts}))
+
+    def task_failed(self, task: Task, error: BaseException) -> None:
+        task.error = error
+        self._put_writes(task.id, [(ERROR, _describe(error))])
+        if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
+            self._emit_task_result(task)
+
+    def task_started(self, task: Task) -> None:
+        if not self.emits or task.name == START:
+            return
+        modes = self.sink.modes
+        if "tasks" in modes or "debug" in modes:
+            payload = task_payload(task)
+            if "tasks" in modes:
+                self.sink.push((self.ns_tuple, "tasks", payload))
+            if "debug" in modes:
+                self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
+
+    def finish_step(self, tasks: list[Task]) -> None:
+        """Apply the step's writes, checkpoint, and stop on interrupts (static or dynamic)."""
+        interrupts = [i for t in tasks for i in t.interrupts]
+        if interrupts or self._has_interrupted(tasks):
+            self.status = "interrupted"
+            self.interrupts = interrupts
+            if self.emits and "values" in self.sink.modes:
+                self._emit_pending_values([t for t in tasks if t.done and t.writes])
+            if self.parent is not None:
+                raise GraphInterrupt(tuple(interrupts))
+            return
+        self.pending = []
+        self.updated = apply_writes(
+            self.plan, self.channels, self.versions, self.seen, tasks, self.updated
+        )
+        if self.emits and "values" in self.sink.modes and any(
+            k in self.plan.state_key_set for k in self.updated
+        ):
+            self.sink.push((self.ns_tuple, "values", self.values()))
+        self._checkpoint("loop")
+        self.step += 1
+        if self.interrupt_after and self._should_interrupt(self.interrupt_after, tasks):
+            self.status = "interrupt_after"
+            self.seen[INTERRUPT_SEEN] = dict(self.versions)
+            self._static_interrupt()
+
+    @staticmethod
+    def _has_interrupted(tasks: list[Task]) -> bool:
+        """A subgraph that stopped on a static interrupt raises with no Interrupt objects."""
+        return any(t.interrupted for t in tasks)
+
+    def _emit_pending_values(self, finished: list[Task]) -> None:
+        """After an interrupt, the state with the finished siblings' writes applied."""
+        if not finished:
+            return
+        values = pending_values(self, finished)
+        self.sink.push((self.ns_tuple, "values", values))
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def values(self, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
+        out = {}
+        channels = self.channels
+        for key in keys or self.plan.state_keys:
+            value = channels[key].value
+            if value is not MISSING:
+                out[key] = value
+        return out
+
+    def output(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.values(self.plan.output_keys)
+        if self.interrupts:
+            result["__interrupt__"] = list(self.interrupts)
+        return result
+
+    def _update_of(self, task: Task) -> Any:
+        keys = self.plan.state_key_set
+        update = {ch: v for ch, v in task.writes if ch in keys}
+        return update or None
+
+    def _emit_task_end(self, task: Task) -> None:
+        modes = self.sink.modes
+        if task.name != START:
+            if "updates" in modes:
+                chunk: dict[str, Any] = {task.name: task.update}
+                if task.cached:
+                    chunk["__metadata__"] = {"cached": True}
+                self.sink.push((self.ns_tuple, "updates", chunk))
+            if "tasks" in modes or "debug" in modes:
+                self._emit_task_result(task)
+
+    def _emit_task_result(self, task: Task) -> None:
+        payload = task_result_payload(task, self.plan.state_key_set)
+        if "tasks" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "tasks", payload))
+        if "debug" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "debug", self._debug("task_result", payload)))
+
+    def emit_cached(self, task: Task) -> None:
+        if self.emits:
+            self._emit_task_end(task)
+
+    def _debug(self, kind: str, payload: Any) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "type": kind,
+            "payload": payload,
+        }
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def _put_writes(self, task_id: str, writes: list[tuple[str, Any]]) -> None:
+        if self.checkpointer is None or self.checkpoint_config is None:
+            return
+        self.outbox.append(("put_writes", (self.checkpoint_config, writes, task_id, self.ns)))
+
+    def _checkpoint(self, source: str) -> None:
+        parent_id = self.checkpoint_id
+        checkpoint_id = new_checkpoint_id()
+        self.checkpoint_id = checkpoint_id
+        if self.checkpointer is None and not self._wants_checkpoint_events():
+            return
+        values = {}
+        for name, channel in self.channels.items():
+            value = channel.checkpoint()
+            if value is not MISSING:
+                values[name] = value
+        checkpoint = Checkpoint(
+            v=1,
+            id=checkpoint_id,
+            ts=datetime.now(timezone.utc).isoformat(),
+            channel_values=values,
+            channel_versions=dict(self.versions),
+            versions_seen={k: dict(v) for k, v in self.seen.items()},
+            updated_channels=list(self.updated or ()),
+        )
+        metadata = self._metadata(source)
+        parent_config = self.checkpoint_config
+        config = {
+            "configurable": {
+                "thread_id": self.thread_id,
+                "checkpoint_ns": self.ns,
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        saved_versions = self.saved_versions
+        new_versions = {k: v for k, v in self.versions.items() if saved_versions.get(k) != v}
+        if self.checkpointer is not None:
+            base = parent_config or {
+                "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
+            }
+            self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
+        self.checkpoint_config = config
+        self.saved_metadata = metadata
+        self.saved_versions = dict(self.versions)
+        if self.emits and self._wants_checkpoint_events():
+            self._emit_checkpoint(config, parent_config, metadata)
+
+    def _wants_checkpoint_events(self) -> bool:
+        modes = self.sink.modes
+        return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
+
+    def _metadata(self, source: str) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        for key, value in self.config.get("metadata", {}).items():
+            meta[key] = value
+        meta["source"] = source
+        meta["step"] = self.step
+        meta["parents"] = self._parents()
+        return meta
+
+    def _parents(self) -> dict[str, str]:
+        parents: dict[str, str] = {}
+        run = self.parent
+        while run is not None:
+            if run.checkpoint_id is not None:
+                parents[run.ns] = run.checkpoint_id
+            run = run.parent
+        return parents
+
+    def _emit_checkpoint(
+        self, config: dict[str, Any], parent_config: dict[str, Any] | None, metadata: dict[str, Any]
+    ) -> None:
+        next_tasks = self._prepare(self.updated, self.step + 1)
+        payload = {
+            "config": _with_ns(config, self.ns),
+            "parent_config": _with_ns(parent_config, self.ns) if parent_config else None,
+            "values": self.values(),
+            "metadata": metadata,
+            "next": [t.name for t in next_tasks],
+            "tasks": [
+                {"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in next_tasks
+            ],
+        }
+        if "checkpoints" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "checkpoints", payload))
+        if "debug" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "debug", self._debug("checkpoint", payload)))
+
+
+def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
+    conf = dict(config["configurable"])
+    conf.setdefault("checkpoint_ns", ns)
+    return {"configurable": conf}
+
+
+def _describe(error: BaseException) -> dict[str, str]:
+    """How a task error is persisted: its class name and message (exceptions are not data)."""
+    return {"error": type(error).__name__, "message": str(error)}
+
+
+def _noop(_: Any) -> None:
+    return None
+
+
+def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:
+    """The state with the writes of `finished` tasks applied, on copies of the channels."""
+    plan = run.plan
+    grouped: dict[str, list[Any]] = {}
+    for task in sorted(finished, key=lambda t: t.order):
+        for channel, value in task.writes:
+            if channel in plan.state_key_set:
+                grouped.setdefault(channel, []).append(value)
+    values = run.values()
+    for key, items in grouped.items():
+        channel = run.channels[key].fresh()
+        channel.restore(run.channels[key].value)
+        channel.update(items)
+        values[key] = channel.value
+    return {k: values[k] for k in plan.state_keys if k in values}
+
+
+def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[PregelTask, ...]]:
+    """The next tasks of a restored run, with results, errors and interrupts from pending writes."""
+    tasks = run._prepare(run.updated, run.step + 1)
+    by_task: dict[str, list[tuple[str, Any]]] = {}
+    for task_id, channel, value in run.pending:
+        by_task.setdefault(task_id, []).append((channel, value))
+    out = []
+    for task in tasks:
+        writes = by_task.get(task.id, []) if with_pending else []
+        error = next((v for ch, v in writes if ch == ERROR), None)
+        interrupts = tuple(i for ch, v in writes if ch == INTERRUPT for i in v)
+        result = None
+        if writes and error is None and not interrupts:
+            task.writes = [(ch, v) for ch, v in writes if ch not in _SPECIAL]
+            task.done = True
+            result = {ch: v for ch, v in task.writes if ch in run.plan.state_key_set}
+        state = None
+        if task.node.is_subgraph:
+            state = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": task.ns}}
+        out.append(
+            PregelTask(
+                id=task.id,
+                name=task.name,
+                path=task.path,
+                error=_error_repr(error) if error is not None else None,
+                interrupts=interrupts,
+                state=state,
+                result=result,
+            )
+        )
+    return tasks, tuple(out)
+
+
+def _error_repr(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"{value.get('error', 'Exception')}({value.get('message', '')!r})"
+    return str(value)
+
+
+def make_snapshot(run: Run, saved: CheckpointTuple, with_pending: bool = True) -> StateSnapshot:
+    """A `StateSnapshot`; `get_state` applies finished tasks' pending writes, history does not."""
+    raw, tasks = snapshot_tasks(run, with_pending)
+    finished = [t for t in raw if t.done]
+    interrupts = tuple(i for t in tasks for i in t.interrupts)
+    return StateSnapshot(
+        values=pending_values(run, finished) if finished else run.values(),
+        next=tuple(t.name for t in raw if not t.done),
+        config=saved.config,
+        metadata=saved.metadata,
+        created_at=saved.checkpoint["ts"],
+        parent_config=saved.parent_config,
+        tasks=tasks,
+        interrupts=interrupts,
+    )
+

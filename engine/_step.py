@@ -1,0 +1,188 @@
+"""Pure super-step functions: which tasks run, and applying their writes deterministically.
+
+No IO and no user code here. Write order does not depend on task finish order: edge-triggered
+(pull) tasks apply first, sorted by node name, then Send (push) tasks in send order (SPEC §1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from ._channels import MISSING, Channel
+from ._plan import TASKS, NodePlan, Plan
+from .types import Interrupt, Send
+
+__all__ = ["Task", "apply_writes", "prepare_tasks", "task_id"]
+
+PULL = "__pregel_pull"
+PUSH = "__pregel_push"
+_EMPTY: dict[str, int] = {}
+
+
+def task_id(checkpoint_id: str, ns: str, step: int, name: str, kind: str, index: Any) -> str:
+    """Deterministic, so a resumed step finds the pending writes of the same tasks."""
+    digest = hashlib.blake2b(
+        f"{checkpoint_id}|{ns}|{step}|{name}|{kind}|{index}".encode(), digest_size=16
+    ).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
+
+
+class Task:
+    """One node execution in one super-step, and what it produced."""
+
+    __slots__ = (
+        "id", "name", "node", "input", "path", "triggers", "ns", "writes", "update", "resume",
+        "error", "interrupts", "interrupted", "done", "cached", "order",
+    )
+
+    def __init__(
+        self, tid: str, node: NodePlan, value: Any, path: tuple[Any, ...],
+        triggers: tuple[str, ...], parent_ns: str, order: tuple[int, Any],
+    ) -> None:
+        self.id = tid
+        self.name = node.name
+        self.node = node
+        self.input = value
+        self.path = path
+        self.triggers = triggers
+        self.ns = f"{parent_ns}|{node.name}:{tid}" if parent_ns else f"{node.name}:{tid}"
+        self.writes: list[tuple[str, Any]] = []
+        self.update: Any = None
+        self.resume: list[Any] = []
+        self.error: BaseException | None = None
+        self.interrupts: tuple[Interrupt, ...] = ()
+        self.interrupted = False
+        self.done = False
+        self.cached = False
+        self.order = order
+
+    def __repr__(self) -> str:
+        return f"Task({self.name!r}, id={self.id!r})"
+
+
+def _read(node: NodePlan, channels: dict[str, Channel]) -> Any:
+    values = {}
+    for key in node.reads:
+        value = channels[key].value
+        if value is not MISSING:
+            values[key] = value
+    return values
+
+
+def prepare_tasks(
+    plan: Plan,
+    channels: dict[str, Channel],
+    versions: dict[str, int],
+    seen: dict[str, dict[str, int]],
+    candidates: Iterable[str] | None,
+    step: int,
+    checkpoint_id: str,
+    ns: str,
+) -> list[Task]:
+    """The tasks of `step`: nodes whose triggers changed since they last ran, then Sends.
+
+    `candidates` are the channels updated by the previous step (None: consider every node,
+    as after restoring an old checkpoint without that list).
+    """
+    if candidates is None:
+        names: Iterable[str] = plan.nodes
+        check_sends = True
+    else:
+        found: set[str] = set()
+        lookup = plan.trigger_to_nodes
+        check_sends = False
+        for channel in candidates:
+            if channel == TASKS:
+                check_sends = True
+            nodes = lookup.get(channel)
+            if nodes:
+                found.update(nodes)
+        names = sorted(found, key=lambda n: plan.nodes[n].index) if len(found) > 1 else found
+    tasks: list[Task] = []
+    for name in names:
+        node = plan.nodes[name]
+        node_seen = seen.get(name, _EMPTY)
+        for trigger in node.triggers:
+            if versions.get(trigger, 0) > node_seen.get(trigger, 0) and channels[
+                trigger
+            ].is_available():
+                break
+        else:
+            continue
+        triggers = tuple(t for t in node.triggers if channels[t].is_available())
+        if name == "__start__":
+            value = channels["__start__"].value
+        else:
+            value = _read(node, channels)
+            if node.reader is not None:
+                value = node.reader(value)
+        tid = task_id(checkpoint_id, ns, step, name, PULL, name)
+        tasks.append(Task(tid, node, value, (PULL, name), triggers, ns, (0, name)))
+    if check_sends:
+        sends = channels[TASKS].value
+        if sends is not MISSING:
+            for index, send in enumerate(sends):
+                node = plan.nodes.get(send.node) if isinstance(send, Send) else None
+                if node is None:
+                    continue
+                tid = task_id(checkpoint_id, ns, step, send.node, PUSH, index)
+                tasks.append(
+                    Task(tid, node, send.arg, (PUSH, index), (TASKS,), ns, (1, index))
+                )
+    return tasks
+
+
+def apply_writes(
+    plan: Plan,
+    channels: dict[str, Channel],
+    versions: dict[str, int],
+    seen: dict[str, dict[str, int]],
+    tasks: list[Task],
+    previously_updated: Iterable[str] | None,
+) -> list[str]:
+    """Apply a finished step's writes; returns the channels whose value changed."""
+    for task in tasks:
+        if task.path[0] != PULL:
+            continue
+        node_seen = dict(seen.get(task.name, _EMPTY))
+        for trigger in task.node.triggers:
+            version = versions.get(trigger)
+            if version is not None:
+                node_seen[trigger] = version
+            if channels[trigger].consume():
+                versions[trigger] = versions.get(trigger, 0) + 1
+        seen[task.name] = node_seen
+
+    grouped: dict[str, list[Any]] = {}
+    for task in sorted(tasks, key=_order) if len(tasks) > 1 else tasks:
+        for channel, value in task.writes:
+            bucket = grouped.get(channel)
+            if bucket is None:
+                grouped[channel] = [value]
+            else:
+                bucket.append(value)
+
+    updated: list[str] = []
+    for name, values in grouped.items():
+        channel = channels.get(name)
+        if channel is not None and channel.update(values):
+            versions[name] = versions.get(name, 0) + 1
+            updated.append(name)
+
+    written = grouped.keys()
+    stale = (
+        previously_updated
+        if previously_updated is not None
+        else [name for name, ch in channels.items() if ch.ephemeral]
+    )
+    for name in stale:
+        channel = channels.get(name)
+        if channel is not None and channel.ephemeral and name not in written and channel.clear():
+            versions[name] = versions.get(name, 0) + 1
+    return updated
+
+
+def _order(task: Task) -> tuple[int, Any]:
+    return task.order

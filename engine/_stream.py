@@ -1,0 +1,99 @@
+"""Stream chunks: where the run puts them, and the shapes `stream()` yields (SPEC §1).
+
+The run pushes `(namespace, mode, chunk)` items into a `Sink` only for the modes that were
+asked for; `shape()` turns an item into the output form the caller's arguments select.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+if TYPE_CHECKING:
+    from ._step import Task
+
+__all__ = ["Sink", "StreamItem", "Wakeup", "normalize_modes", "shape", "task_payload", "task_result_payload"]
+
+StreamItem = tuple[tuple[str, ...], str, Any]
+
+_KNOWN = frozenset(
+    ("values", "updates", "custom", "messages", "debug", "events", "tasks", "checkpoints")
+)
+
+
+class Sink:
+    """Where a run and its subgraph runs push stream items (thread-safe `push`)."""
+
+    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup")
+
+    def __init__(
+        self, modes: frozenset[str], subgraphs: bool, push: Callable[[StreamItem], None]
+    ) -> None:
+        self.modes = modes
+        self.subgraphs = subgraphs
+        self.push = push
+        self.events: Any = None  # sync live streaming: a queue the driver waits on
+        self.wakeup: Wakeup | None = None  # async live streaming
+
+
+class Wakeup:
+    """Wakes an async stream consumer from the event loop thread or from any worker thread."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.token = anyio.lowlevel.current_token()
+        self.thread = threading.get_ident()
+
+    def set(self) -> None:
+        if threading.get_ident() == self.thread:
+            self.event.set()
+        else:
+            anyio.from_thread.run_sync(self.event.set, token=self.token)
+
+    async def wait(self) -> None:
+        await self.event.wait()
+        self.event = anyio.Event()
+
+
+def normalize_modes(stream_mode: str | Sequence[str]) -> tuple[list[str], bool]:
+    """The requested modes (aliases resolved) and whether the caller asked for a list."""
+    as_list = not isinstance(stream_mode, str)
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    resolved = []
+    for mode in modes:
+        mode = "messages" if mode == "messages-tuple" else mode
+        if mode not in _KNOWN:
+            raise ValueError(f"Unknown stream mode: {mode!r}")
+        if mode not in resolved:
+            resolved.append(mode)
+    return resolved, as_list
+
+
+def shape(item: StreamItem, as_list: bool, subgraphs: bool) -> Any:
+    ns, mode, chunk = item
+    if subgraphs:
+        return (ns, mode, chunk) if as_list else (ns, chunk)
+    return (mode, chunk) if as_list else chunk
+
+
+def task_payload(task: Task) -> dict[str, Any]:
+    return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+
+
+def task_result_payload(task: Task, state_keys: frozenset[str]) -> dict[str, Any]:
+    ok = task.error is None and not task.interrupts
+    return {
+        "id": task.id,
+        "name": task.name,
+        "error": task.error,
+        "result": {ch: v for ch, v in task.writes if ch in state_keys} if ok else {},
+        "interrupts": [
+            {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+            for i in task.interrupts
+        ],
+    }

@@ -1,0 +1,393 @@
+"""Executing a step's tasks, and the thin sync/async drivers around the `Run` core.
+
+- One task runs inline; several run concurrently: a thread pool for sync runs, one anyio task
+  group per step for async runs (STYLE 8). The first failure cancels the async siblings; sync
+  siblings already running are waited for, so no thread outlives its run.
+- An interrupt in one task does not stop its siblings; their writes are saved as pending writes.
+- Persistence is flushed from the run's outbox after each task and step (`durability="exit"`
+  defers it to the end of the run).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextvars
+import queue
+import random
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+
+from ._channels import MISSING
+from ._context import TaskScope, current_scope
+from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
+from ._run import Run
+from ._step import Task
+from ._stream import Wakeup
+from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
+from .types import END, START, Command, RetryPolicy, Send
+
+__all__ = ["drive_async", "drive_sync"]
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_DONE = object()
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="graphrun-task")
+    return _POOL
+
+
+# -- output processing (pure) --------------------------------------------------------------------
+
+
+def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
+    plan = run.plan
+    if task.name == START:
+        writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
+    elif isinstance(output, Command):
+        writes = _command(run, output)
+    elif isinstance(output, (list, tuple)) and output and all(
+        isinstance(c, Command) for c in output
+    ):
+        writes = [w for c in output for w in _command(run, c)]
+    else:
+        writes = plan.updates_of(output)
+    writes.extend(task.node.edge_writes)
+    return writes
+
+
+def _input_items(plan: Plan, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [(k, v) for k, v in value.items() if k in plan.input_keys]
+    from ._schema import object_to_dict
+
+    as_dict = object_to_dict(value)
+    if as_dict is None:
+        raise InvalidUpdateError(f"Expected dict, got {value}")
+    return list(as_dict.items())
+
+
+def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
+    if command.graph == Command.PARENT:
+        if run.parent is None:
+            raise InvalidUpdateError("There is no parent graph")
+        raise ParentCommand(Command(update=command.update, goto=command.goto))
+    return run.plan.command_writes(command)
+
+
+def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
+    """The state a router sees: the current state with only this task's writes applied."""
+    plan = run.plan
+    grouped: dict[str, list[Any]] = {}
+    for channel, value in task.writes:
+        if channel in plan.state_key_set:
+            grouped.setdefault(channel, []).append(value)
+    values = {}
+    for key in plan.state_keys:
+        channel = run.channels[key]
+        if key in grouped:
+            local = channel.fresh()
+            local.restore(channel.value)
+            local.update(grouped[key])
+            channel = local
+        if channel.value is not MISSING:
+            values[key] = channel.value
+    return branch.reader(values) if branch.reader is not None else values
+
+
+def _route_writes(run: Run, branch: BranchPlan, result: Any) -> list[tuple[str, Any]]:
+    writes: list[tuple[str, Any]] = []
+    for dest in branch.destinations(result):
+        if isinstance(dest, Send):
+            writes.append((TASKS, dest))
+        elif dest != END:
+            if dest not in run.plan.nodes or dest == START:
+                logger.warning("Branch `%s` routed to unknown node `%s`, ignoring it.", branch.name, dest)
+                continue
+            writes.append((branch_channel(dest), None))
+    return writes
+
+
+def _delay(policy: RetryPolicy, attempt: int) -> float:
+    interval = min(policy.max_interval, policy.initial_interval * policy.backoff_factor ** attempt)
+    return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+def _retry_policy(task: Task, error: Exception, attempt: int) -> RetryPolicy | None:
+    for policy in task.node.retry:
+        if policy.should_retry(error):
+            return policy if attempt + 1 < policy.max_attempts else None
+    return None
+
+
+def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
+    """A subgraph node asked its parent (this task's graph) to update/goto."""
+    task.writes = run.plan.command_writes(signal.command) + list(task.node.edge_writes)
+
+
+# -- one task, sync -------------------------------------------------------------------------------
+
+
+def _call_sync(run: Run, task: Task) -> None:
+    scope = TaskScope(task, run, run.config)
+    token = current_scope.set(scope)
+    try:
+        output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
+        task.writes = _writes_of(run, task, output)
+        for branch in task.node.branches:
+            state = _local_state(run, task, branch)
+            task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
+    finally:
+        current_scope.reset(token)
+
+
+def execute_sync(run: Run, task: Task) -> None:
+    """Run one task to a recorded outcome (finished, interrupted or failed); never raises."""
+    run.task_started(task)
+    attempt = 0
+    while True:
+        try:
+            try:
+                _call_sync(run, task)
+            except ParentCommand as signal:
+                _handle_parent_command(run, task, signal)
+            run.task_finished(task)
+            return
+        except GraphInterrupt as signal:
+            run.task_interrupted(task, signal.interrupts)
+            return
+        except GraphBubbleUp as signal:
+            run.task_failed(task, signal)
+            return
+        except Exception as error:
+            policy = _retry_policy(task, error, attempt)
+            if policy is None:
+                run.task_failed(task, error)
+                return
+            time.sleep(_delay(policy, attempt))
+            attempt += 1
+            task.writes = []
+
+
+# -- one task, async ------------------------------------------------------------------------------
+
+
+def _in_scope(scope: TaskScope, fn: Any, *args: Any) -> Any:
+    token = current_scope.set(scope)
+    try:
+        return fn(*args)
+    finally:
+        current_scope.reset(token)
+
+
+async def _acall(run: Run, task: Task) -> None:
+    scope = TaskScope(task, run, run.config)
+    callee = task.node.callee
+    token = current_scope.set(scope)
+    try:
+        if callee is None:
+            output = task.input
+        elif callee.is_async:
+            output = await callee.acall(task.input, scope)
+        else:
+            ctx = contextvars.copy_context()
+            output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope)
+        task.writes = _writes_of(run, task, output)
+        for branch in task.node.branches:
+            state = _local_state(run, task, branch)
+            if branch.router.is_async:
+                result = await branch.router.acall(state, scope)
+            else:
+                result = branch.router.call(state, scope)
+            task.writes.extend(_route_writes(run, branch, result))
+    finally:
+        current_scope.reset(token)
+
+
+async def execute_async(run: Run, task: Task) -> None:
+    run.task_started(task)
+    attempt = 0
+    while True:
+        try:
+            try:
+                await _acall(run, task)
+            except ParentCommand as signal:
+                _handle_parent_command(run, task, signal)
+            run.task_finished(task)
+            return
+        except GraphInterrupt as signal:
+            run.task_interrupted(task, signal.interrupts)
+            return
+        except GraphBubbleUp as signal:
+            run.task_failed(task, signal)
+            return
+        except Exception as error:
+            policy = _retry_policy(task, error, attempt)
+            if policy is None:
+                run.task_failed(task, error)
+                return
+            await anyio.sleep(_delay(policy, attempt))
+            attempt += 1
+            task.writes = []
+
+
+# -- persistence ----------------------------------------------------------------------------------
+
+
+def flush_sync(run: Run) -> None:
+    saver = run.checkpointer
+    outbox = run.outbox
+    if saver is None:
+        outbox.clear()
+        return
+    if run.durability == "exit" and run.status == "pending":
+        return
+    while outbox:
+        op, args = outbox.pop(0)
+        getattr(saver, op)(*args)
+
+
+async def flush_async(run: Run) -> None:
+    saver = run.checkpointer
+    outbox = run.outbox
+    if saver is None:
+        outbox.clear()
+        return
+    if run.durability == "exit" and run.status == "pending":
+        return
+    with anyio.CancelScope(shield=True):  # a cancelled run still saves what it finished
+        while outbox:
+            op, args = outbox.pop(0)
+            await getattr(saver, "a" + op)(*args)
+
+
+def _raise_failure(tasks: list[Task]) -> None:
+    for task in sorted(tasks, key=lambda t: t.order):
+        if task.error is not None:
+            raise task.error
+
+
+# -- drivers --------------------------------------------------------------------------------------
+
+
+def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
+    """Run to completion; yields after anything that may have produced stream chunks."""
+    run.restore(saved)
+    run.begin(value)
+    flush_sync(run)
+    yield
+    try:
+        while True:
+            tasks = run.next_tasks()
+            if tasks is None:
+                break
+            todo = []
+            for task in tasks:
+                if task.cached:
+                    run.emit_cached(task)
+                else:
+                    todo.append(task)
+            if len(todo) == 1 and not live:
+                execute_sync(run, todo[0])
+                flush_sync(run)
+                yield
+            elif todo:
+                yield from _run_in_threads(run, todo)
+            _raise_failure(tasks)
+            run.finish_step(tasks)
+            flush_sync(run)
+            yield
+            if run.status != "pending":
+                break
+    finally:
+        if run.status == "pending":
+            run.status = "failed"
+        flush_sync(run)
+
+
+def _start_order(task: Task) -> tuple[int, Any]:
+    """Sends start first, in send order, then edge-triggered tasks by name (as LangGraph)."""
+    kind, key = task.order
+    return (0, key) if kind == 1 else (1, key)
+
+
+def _run_in_threads(run: Run, tasks: list[Task]) -> Iterator[None]:
+    events: queue.SimpleQueue[Any] = run.sink.events or queue.SimpleQueue()
+    pool = _pool()
+    futures = []
+    for task in sorted(tasks, key=_start_order):
+        ctx = contextvars.copy_context()
+        future = pool.submit(ctx.run, execute_sync, run, task)
+        future.add_done_callback(lambda _f: events.put(_DONE))
+        futures.append(future)
+    remaining = len(futures)
+    while remaining:
+        item = events.get()
+        if item is _DONE:
+            remaining -= 1
+            flush_sync(run)
+        yield
+
+
+async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIterator[None]:
+    run.restore(saved)
+    run.begin(value)
+    await flush_async(run)
+    yield
+    try:
+        while True:
+            tasks = run.next_tasks()
+            if tasks is None:
+                break
+            todo = []
+            for task in tasks:
+                if task.cached:
+                    run.emit_cached(task)
+                else:
+                    todo.append(task)
+            if len(todo) == 1 and not live:
+                await execute_async(run, todo[0])
+                await flush_async(run)
+                yield
+            elif todo:
+                async for _ in _run_in_group(run, todo):
+                    yield
+            _raise_failure(tasks)
+            run.finish_step(tasks)
+            await flush_async(run)
+            yield
+            if run.status != "pending":
+                break
+    finally:
+        if run.status == "pending":
+            run.status = "failed"
+        await flush_async(run)
+
+
+async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
+    """One task group for the step; yields whenever a chunk or a task completion arrives."""
+    wakeup = run.root.sink.wakeup if run.parent is None else None
+    if wakeup is None:
+        wakeup = Wakeup()
+    remaining = len(tasks)
+
+    async def one(task: Task, tg: anyio.abc.TaskGroup) -> None:
+        nonlocal remaining
+        await execute_async(run, task)
+        await flush_async(run)
+        remaining -= 1
+        wakeup.set()
+        if task.error is not None:
+            tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        for task in sorted(tasks, key=_start_order):
+            tg.start_soon(one, task, tg)
+        while remaining:
+            await wakeup.wait()
+            yield

@@ -1,0 +1,194 @@
+"""Public value types: Send, Command, Interrupt, policies and snapshots (SPEC §1)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple
+
+__all__ = [
+    "All",
+    "CachePolicy",
+    "Command",
+    "END",
+    "Interrupt",
+    "PregelTask",
+    "RetryPolicy",
+    "START",
+    "Send",
+    "StateSnapshot",
+    "StreamMode",
+    "StreamWriter",
+    "default_retry_on",
+]
+
+START = "__start__"
+END = "__end__"
+
+All = Literal["*"]
+StreamMode = Literal[
+    "values", "updates", "custom", "messages", "messages-tuple", "debug", "events", "tasks",
+    "checkpoints",
+]
+StreamWriter = Callable[[Any], None]
+
+
+class Send:
+    """Run `node` in the next super-step with `arg` as its input (map-reduce fan-out)."""
+
+    __slots__ = ("node", "arg")
+
+    def __init__(self, node: str, arg: Any) -> None:
+        self.node = node
+        self.arg = arg
+
+    def __repr__(self) -> str:
+        return f"Send(node={self.node!r}, arg={self.arg!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Send) and self.node == other.node and self.arg == other.arg
+
+    def __hash__(self) -> int:
+        return hash(self.node)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by `interrupt(value)`; `id` addresses it in `Command(resume={id: v})`."""
+
+    value: Any = None
+    id: str = "placeholder-id"
+    response_schema: Any = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Interrupt(value={self.value!r}, id={self.id!r}, "
+            f"response_schema={self.response_schema!r})"
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Command:
+    """Update state and choose what runs next from inside a node, or resume an interrupt.
+
+    `goto` takes node names and `Send`s. With `graph=Command.PARENT` the update and goto apply
+    to the graph that called this subgraph.
+    """
+
+    graph: str | None = None
+    update: Any = None
+    resume: Any = None
+    goto: Any = ()
+
+    PARENT: ClassVar[str] = "__parent__"
+
+    def __repr__(self) -> str:
+        parts = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) not in (None, ())
+        ]
+        return f"Command({', '.join(parts)})"
+
+    def update_items(self) -> list[tuple[str, Any]]:
+        """The update as (key, value) pairs; dicts, pair lists and state objects are accepted."""
+        update = self.update
+        if update is None:
+            return []
+        if isinstance(update, dict):
+            return list(update.items())
+        if isinstance(update, (list, tuple)) and all(
+            isinstance(p, tuple) and len(p) == 2 for p in update
+        ):
+            return list(update)
+        from ._schema import object_to_dict
+
+        as_dict = object_to_dict(update)
+        if as_dict is None:
+            from .errors import InvalidUpdateError
+
+            raise InvalidUpdateError(f"Expected dict, got {update!r}")
+        return list(as_dict.items())
+
+    def goto_list(self) -> list[str | Send]:
+        goto = self.goto
+        if not goto:
+            return []
+        if isinstance(goto, (str, Send)):
+            return [goto]
+        return list(goto)
+
+
+_NOT_RETRIED = (ValueError, TypeError, ArithmeticError, ImportError, LookupError, NameError,
+                SyntaxError, RuntimeError, ReferenceError, StopIteration, StopAsyncIteration,
+                OSError)
+
+
+def default_retry_on(exc: Exception) -> bool:
+    """LangGraph's default: retry connection errors and user exceptions, not programming errors."""
+    if isinstance(exc, ConnectionError):
+        return True
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return status >= 500
+    return not isinstance(exc, _NOT_RETRIED)
+
+
+class RetryPolicy(NamedTuple):
+    """How a failing node is retried: exponential backoff with optional jitter."""
+
+    initial_interval: float = 0.5
+    backoff_factor: float = 2.0
+    max_interval: float = 128.0
+    max_attempts: int = 3
+    jitter: bool = True
+    retry_on: (
+        type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool]
+    ) = default_retry_on
+
+    def should_retry(self, exc: Exception) -> bool:
+        retry_on = self.retry_on
+        if isinstance(retry_on, type) and issubclass(retry_on, BaseException):
+            return isinstance(exc, retry_on)
+        if isinstance(retry_on, Sequence):
+            return isinstance(exc, tuple(retry_on))
+        return bool(retry_on(exc))
+
+
+def _default_cache_key(*args: Any, **kwargs: Any) -> Hashable:
+    from checkpoints.serde import default_serializer
+
+    return default_serializer.dumps((args, kwargs))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Cache a node's writes by a key of its input, for `ttl` seconds (None: forever)."""
+
+    key_func: Callable[..., Hashable] = _default_cache_key
+    ttl: float | None = None
+
+
+class PregelTask(NamedTuple):
+    """A task as shown in a `StateSnapshot`: what will run (or did, with its error/interrupts)."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...]
+    error: Exception | None = None
+    interrupts: tuple[Interrupt, ...] = ()
+    state: Any = None
+    result: Any = None
+
+
+class StateSnapshot(NamedTuple):
+    """A thread's state at one checkpoint, as `get_state` returns it."""
+
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any] | None
+    created_at: str | None
+    parent_config: dict[str, Any] | None
+    tasks: tuple[PregelTask, ...]
+    interrupts: tuple[Interrupt, ...] = ()
