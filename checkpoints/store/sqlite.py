@@ -1,0 +1,248 @@
+"""`SqliteStore`: the store in one SQLite file (WAL), usable from sync and async code.
+
+Why stdlib `sqlite3` behind a lock rather than aiosqlite: aiosqlite is sqlite3 on a private
+thread, and a sync facade over it needs a second thread running an event loop, so every sync
+call would cross two threads. Here the sync methods run the transaction in the caller's thread
+(zero hops), and the async methods run the very same function in a worker thread through
+`anyio.to_thread` (one hop, any anyio backend). A cancelled async caller waits for the
+transaction to finish, so a put is either fully stored or not at all.
+
+Layout: namespaces stored as their labels joined with ``.`` (labels cannot contain one), values
+as JSON text, times as integer microseconds since the Unix epoch (UTC), vectors as
+little-endian float32 blobs. The schema version is ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from ._core import Row
+from ._embed import Vector, from_blob, to_blob
+from ._rowstore import RowStore
+from .base import IndexConfig, TTLConfig
+
+__all__ = ["SqliteStore"]
+
+T = TypeVar("T")
+
+# Ordered migrations: entry N (1-based) upgrades a file at user_version N-1. Append, never edit.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE store_items (
+            prefix TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            expires_at INTEGER,
+            ttl_minutes REAL,
+            PRIMARY KEY (prefix, key)
+        ) WITHOUT ROWID""",
+        """CREATE INDEX store_items_expires_at ON store_items (expires_at)
+            WHERE expires_at IS NOT NULL""",
+        """CREATE TABLE store_vectors (
+            prefix TEXT NOT NULL,
+            key TEXT NOT NULL,
+            field TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (prefix, key, field),
+            FOREIGN KEY (prefix, key) REFERENCES store_items (prefix, key) ON DELETE CASCADE
+        ) WITHOUT ROWID""",
+    ),
+)
+
+_ALIVE = "(expires_at IS NULL OR expires_at > ?)"
+_COLUMNS = "prefix, key, value, created_at, updated_at, expires_at, ttl_minutes"
+_UPSERT = f"""INSERT INTO store_items ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,
+        created_at = excluded.created_at, updated_at = excluded.updated_at,
+        expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes"""
+
+
+def _prefix_clause(prefix: tuple[str, ...]) -> tuple[str, list[str]]:
+    """SQL matching whole labels: ("a",) matches "a" and "a.b" but not "ab" (range on the PK)."""
+    if not prefix:
+        return "1", []
+    text = ".".join(prefix)
+    # "/" is the character after "."; every "a.…" sorts in ["a.", "a/").
+    return "(prefix = ? OR (prefix >= ? AND prefix < ?))", [text, text + ".", text + "/"]
+
+
+def _row(record: tuple[Any, ...]) -> Row:
+    prefix, key, raw, created_at, updated_at, expires_at, ttl_minutes = record
+    return Row(tuple(prefix.split(".")), key, raw, created_at, updated_at, expires_at, ttl_minutes)
+
+
+def _connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
+    # Autocommit mode: transactions are opened explicitly by `_transaction`.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise RuntimeError(
+            f"The store file has schema version {version}; this graphrun knows up to "
+            f"{len(MIGRATIONS)}. Upgrade graphrun to open it."
+        )
+    # user_version is one counter per file: a file another component versioned (the checkpoint
+    # saver counts its own migrations there) must not pass for a migrated store.
+    owned = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_items'").fetchone()
+    if version and owned is None:
+        raise RuntimeError(
+            f"{path} has schema version {version} but no store tables: it belongs to another "
+            "component (e.g. the checkpoint saver). Give the store its own file."
+        )
+    for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {number}")
+
+
+class SqliteStore(RowStore):
+    """A persistent store in a SQLite file, with TTL and optional semantic search.
+
+    Safe to share between threads and event loops; several processes may open the same file
+    (WAL, `busy_timeout_ms`). Close it (or use ``with``/``async with``) to release the file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        index: IndexConfig | None = None,
+        ttl_config: TTLConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+        busy_timeout_ms: int = 5000,
+    ) -> None:
+        super().__init__(index=index, ttl_config=ttl_config, clock=clock)
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = _connect(self.path, busy_timeout_ms)
+        try:
+            self.setup()
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | None = None,
+        ttl_config: TTLConfig | None = None,
+    ) -> Iterator[SqliteStore]:
+        """LangGraph's constructor spelling: a store closed when the block ends."""
+        with cls(conn_string, index=index, ttl_config=ttl_config) as store:
+            yield store
+
+    def setup(self) -> None:
+        """Create or upgrade the schema; idempotent, and run by the constructor."""
+        with self._transaction(write=True):
+            _migrate(self._db(), self.path)
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"SqliteStore({self.path!r}) is closed.")
+        return self._conn
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[None]:
+        with self._lock:
+            conn = self._db()
+            # IMMEDIATE takes the write lock up front: a read that turns into a write later
+            # could fail with SQLITE_BUSY instead of waiting for another process.
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # also after a failed COMMIT, so the next BEGIN works
+                    conn.execute("ROLLBACK")
+                raise
+
+    async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    def _read(self, namespace: tuple[str, ...], key: str, now: int) -> Row | None:
+        sql = f"SELECT {_COLUMNS} FROM store_items WHERE prefix = ? AND key = ? AND {_ALIVE}"
+        record = self._db().execute(sql, (".".join(namespace), key, now)).fetchone()
+        return None if record is None else _row(record)
+
+    def _write(self, row: Row, vectors: list[tuple[str, Vector]]) -> None:
+        conn, prefix = self._db(), ".".join(row.namespace)
+        times = (row.created_at, row.updated_at, row.expires_at, row.ttl_minutes)
+        conn.execute(_UPSERT, (prefix, row.key, row.raw, *times))
+        conn.execute("DELETE FROM store_vectors WHERE prefix = ? AND key = ?", (prefix, row.key))
+        conn.executemany(
+            "INSERT INTO store_vectors (prefix, key, field, embedding) VALUES (?, ?, ?, ?)",
+            [(prefix, row.key, field, to_blob(vector)) for field, vector in vectors],
+        )
+
+    def _remove(self, namespace: tuple[str, ...], key: str) -> None:
+        self._db().execute(
+            "DELETE FROM store_items WHERE prefix = ? AND key = ?", (".".join(namespace), key)
+        )
+
+    def _touch(self, rows: list[Row]) -> None:
+        self._db().executemany(
+            "UPDATE store_items SET expires_at = ? WHERE prefix = ? AND key = ?",
+            [(row.expires_at, ".".join(row.namespace), row.key) for row in rows],
+        )
+
+    def _scan(
+        self, prefix: tuple[str, ...], now: int, *, limit: int | None, vectors: bool
+    ) -> list[Row]:
+        clause, params = _prefix_clause(prefix)
+        records = self._db().execute(
+            f"""SELECT {_COLUMNS} FROM store_items WHERE {clause} AND {_ALIVE}
+            ORDER BY updated_at DESC, prefix, key LIMIT ?""",
+            (*params, now, -1 if limit is None else limit),
+        )
+        rows = [_row(record) for record in records]
+        if vectors:
+            self._attach_vectors(rows, clause, params)
+        return rows
+
+    def _attach_vectors(self, rows: list[Row], clause: str, params: list[str]) -> None:
+        by_item = {(".".join(row.namespace), row.key): row for row in rows}
+        records = self._db().execute(
+            f"SELECT prefix, key, embedding FROM store_vectors WHERE {clause}", params
+        )
+        for prefix, key, blob in records:
+            row = by_item.get((prefix, key))
+            if row is not None:
+                row.vectors.append(from_blob(blob))
+
+    def _namespaces(self, now: int) -> list[tuple[str, ...]]:
+        records = self._db().execute(
+            f"SELECT DISTINCT prefix FROM store_items WHERE {_ALIVE}", (now,)
+        )
+        return [tuple(prefix.split(".")) for (prefix,) in records]
+
+    def _expire(self, now: int) -> int:
+        # Vectors go with their items (ON DELETE CASCADE).
+        return self._db().execute("DELETE FROM store_items WHERE expires_at <= ?", (now,)).rowcount
+
+    def close(self) -> None:
+        """Stop the sweeper and close the connection. Idempotent."""
+        super().close()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
