@@ -3,6 +3,7 @@
 from .base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
+from .sqlite import SqliteSaver
 
 __all__ = [
     "BaseCheckpointSaver",
@@ -13,4 +14,5 @@ __all__ = [
     "MemorySaver",
     "SerializationError",
     "Serializer",
+    "SqliteSaver",
 ]

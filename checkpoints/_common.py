@@ -3,11 +3,54 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["checkpoints_to_drop", "matches_filter", "prune_cutoff", "thread_is_idle"]
+from .base import WRITES_IDX_MAP, ChannelVersions, Checkpoint, CheckpointMetadata
+from .serde import Serializer
+
+__all__ = [
+    "SerializedPut",
+    "checkpoints_to_drop",
+    "matches_filter",
+    "prune_cutoff",
+    "serialize_put",
+    "serialize_writes",
+    "thread_is_idle",
+]
+
+
+class SerializedPut(NamedTuple):
+    """What a back end stores for one `put` (SPEC §2: only the changed channels' values)."""
+
+    blobs: list[tuple[str, Any, bytes | None]]  # channel, version, value (None: emptied)
+    checkpoint: bytes  # the checkpoint without channel_values
+    metadata: bytes
+
+
+def serialize_put(
+    serde: Serializer,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+) -> SerializedPut:
+    """Serialize on the caller's thread, so the stored copy is taken at `put` time."""
+    dumps = serde.dumps
+    values = checkpoint["channel_values"]
+    blobs = [
+        (ch, v, dumps(values[ch]) if ch in values else None) for ch, v in new_versions.items()
+    ]
+    rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+    return SerializedPut(blobs, dumps(rest), dumps(metadata))
+
+
+def serialize_writes(
+    serde: Serializer, writes: Sequence[tuple[str, Any]]
+) -> list[tuple[int, str, bytes]]:
+    """(idx, channel, value) per write; special channels get their fixed negative index."""
+    dumps = serde.dumps
+    return [(WRITES_IDX_MAP.get(ch, idx), ch, dumps(v)) for idx, (ch, v) in enumerate(writes)]
 
 
 def matches_filter(metadata: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
 from .base import (
-    WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -22,7 +21,14 @@ from .base import (
     get_checkpoint_id,
     thread_config,
 )
-from ._common import checkpoints_to_drop, matches_filter, prune_cutoff, thread_is_idle
+from ._common import (
+    checkpoints_to_drop,
+    matches_filter,
+    prune_cutoff,
+    serialize_put,
+    serialize_writes,
+    thread_is_idle,
+)
 from .serde import Serializer, default_serializer
 
 __all__ = ["InMemorySaver", "MemorySaver"]
@@ -85,8 +91,8 @@ class InMemorySaver(BaseCheckpointSaver):
         before: dict[str, Any] | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Newest first per namespace; all threads when `config` is None, all namespaces of the
-        thread when it names none (as LangGraph)."""
+        """Newest first (by checkpoint id); all threads when `config` is None and all namespaces
+        of the thread when it names none, as LangGraph's savers do."""
         with self._lock:
             found = self._search(config, filter, before, limit)
         yield from found
@@ -103,21 +109,21 @@ class InMemorySaver(BaseCheckpointSaver):
         wanted_id = conf.get("checkpoint_id")
         before_id = get_checkpoint_id(before) if before else None
         thread_ids = [conf["thread_id"]] if config else list(self.storage)
+        keys = [
+            (cid, thread_id, ns)
+            for thread_id in thread_ids
+            for ns, saved in self.storage.get(thread_id, {}).items()
+            if wanted_ns is None or ns == wanted_ns
+            for cid in saved
+            if (not wanted_id or cid == wanted_id) and (not before_id or cid < before_id)
+        ]
         found: list[CheckpointTuple] = []
-        for thread_id in thread_ids:
-            for ns, saved in self.storage.get(thread_id, {}).items():
-                if wanted_ns is not None and ns != wanted_ns:
-                    continue
-                for checkpoint_id in sorted(saved, reverse=True):
-                    if limit is not None and len(found) >= limit:
-                        return found
-                    if (wanted_id and checkpoint_id != wanted_id) or (
-                        before_id and checkpoint_id >= before_id
-                    ):
-                        continue
-                    item = self._tuple(thread_id, ns, checkpoint_id, saved[checkpoint_id])
-                    if matches_filter(item.metadata, filter):
-                        found.append(item)
+        for cid, thread_id, ns in sorted(keys, reverse=True):
+            if limit is not None and len(found) >= limit:
+                break
+            item = self._tuple(thread_id, ns, cid, self.storage[thread_id][ns][cid])
+            if matches_filter(item.metadata, filter):
+                found.append(item)
         return found
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
@@ -157,16 +163,11 @@ class InMemorySaver(BaseCheckpointSaver):
         """Store the checkpoint and the values of the channels in `new_versions` only."""
         conf = config["configurable"]
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
-        dumps = self.serde.dumps
-        values = checkpoint["channel_values"]
-        blobs = {
-            (thread_id, ns, ch, v): dumps(values[ch]) if ch in values else None
-            for ch, v in new_versions.items()
-        }
-        rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        saved = _Saved(dumps(rest), dumps(metadata), conf.get("checkpoint_id"))
+        data = serialize_put(self.serde, checkpoint, metadata, new_versions)
+        saved = _Saved(data.checkpoint, data.metadata, conf.get("checkpoint_id"))
         with self._lock:
-            self.blobs.update(blobs)
+            for ch, v, blob in data.blobs:
+                self.blobs[(thread_id, ns, ch, v)] = blob
             self.storage.setdefault(thread_id, {}).setdefault(ns, {})[checkpoint["id"]] = saved
         return thread_config(thread_id, ns, checkpoint["id"])
 
@@ -181,15 +182,41 @@ class InMemorySaver(BaseCheckpointSaver):
         write; regular ones keep the first, so a retried save is idempotent."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        rows = [
-            ((task_id, WRITES_IDX_MAP.get(ch, idx)), (task_id, ch, self.serde.dumps(v), task_path))
-            for idx, (ch, v) in enumerate(writes)
-        ]
+        rows = serialize_writes(self.serde, writes)
         with self._lock:
             stored = self.writes.setdefault(key, {})
-            for inner, row in rows:
-                if inner[1] < 0 or inner not in stored:
-                    stored[inner] = row
+            for idx, ch, value in rows:
+                if idx < 0 or (task_id, idx) not in stored:
+                    stored[(task_id, idx)] = (task_id, ch, value, task_path)
+
+    # The hand-over API of `SqliteSaver`, so the engine drives both back ends the same way. A
+    # dictionary update is as fast as handing over, so these just store at once.
+
+    def put_nowait(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Same as `put` (see `SqliteSaver.put_nowait`)."""
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    def put_writes_nowait(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Same as `put_writes` (see `SqliteSaver.put_writes_nowait`)."""
+        self.put_writes(config, writes, task_id, task_path)
+
+    def flush(self) -> None:
+        """Nothing is ever pending here."""
+
+    async def aflush(self) -> None:
+        """Nothing is ever pending here."""
 
     def delete_thread(self, thread_id: str) -> None:
         """Forget every checkpoint, blob and write of the thread."""
@@ -251,8 +278,10 @@ class InMemorySaver(BaseCheckpointSaver):
         cutoff: float | None,
     ) -> None:
         saved = self.storage[thread_id][ns]
-        stamps = {cid: c["ts"] for cid, c in checkpoints.items()}
-        for cid in checkpoints_to_drop(stamps, keep_last, cutoff):
+        drop = checkpoints_to_drop({cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff)
+        if not drop:
+            return
+        for cid in drop:
             del saved[cid]
             self.writes.pop((thread_id, ns, cid), None)
         referenced = {

@@ -8,13 +8,14 @@ data where every type msgpack cannot name travels as an ``Ext`` (code + nested m
 Ext codes (stable: they are stored in checkpoint files)::
 
      1 tuple        2 set          3 frozenset     4 bytearray     5 dict with non-scalar keys
-     6 big int      7 datetime     8 date          9 time         10 timedelta
-    11 UUID        12 Decimal     13 Enum         14 dataclass    15 namedtuple
-    16 msgspec Struct              17 pydantic model (LangChain messages are pydantic models)
+     7 datetime     8 date         9 time         10 timedelta    11 UUID
+    12 Decimal     13 Enum        14 dataclass    15 namedtuple   16 msgspec Struct
+    17 pydantic model (LangChain messages are pydantic models)
 
 Classes (Enum, dataclass, namedtuple, Struct, pydantic) are stored by import path and rebuilt
 from their fields; pydantic is never imported here, only recognised when the caller has it loaded.
 The walk is cached per exact type, so the common case (dicts, lists, strings) stays a dict lookup.
+Integers must fit in 64 bits (msgpack's range, as in LangGraph's serializer).
 """
 
 from __future__ import annotations
@@ -48,10 +49,8 @@ def _unsupported(t: type) -> SerializationError:
 
 _encode = msgspec.msgpack.Encoder().encode
 
-# Types msgpack stores and returns unchanged; everything else goes through a converter.
-_PLAIN = frozenset({str, float, bool, bytes, type(None)})
-_MAP_KEYS = frozenset({str, int, float, bool, bytes, type(None)})
-_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+# Types msgpack stores and returns unchanged (also as map keys); the rest go through a converter.
+_PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
 
 _Converter = Callable[[Any], Any]
 
@@ -71,19 +70,18 @@ def _ext(code: int, payload: Any) -> Ext:
     return Ext(code, _encode(payload))
 
 
-def _int(obj: int) -> Any:
-    return obj if _INT_MIN <= obj <= _INT_MAX else _ext(6, str(obj))
-
-
 # Containers test for plain items inline: a function call per string would double the cost.
 def _list(obj: list[Any]) -> list[Any]:
     return [v if type(v) in _PLAIN else _walk(v) for v in obj]
 
 
 def _dict(obj: dict[Any, Any]) -> Any:
-    if _MAP_KEYS.issuperset(map(type, obj)):
-        return {k: v if type(v) in _PLAIN else _walk(v) for k, v in obj.items()}
-    return _ext(5, [[_walk(k), _walk(v)] for k, v in obj.items()])
+    out = {}
+    for k, v in obj.items():
+        if type(k) not in _PLAIN:
+            return _ext(5, [[_walk(k), _walk(v)] for k, v in obj.items()])
+        out[k] = v if type(v) in _PLAIN else _walk(v)
+    return out
 
 
 def _datetime(obj: datetime) -> Ext:
@@ -98,7 +96,6 @@ def _timedelta(obj: timedelta) -> Ext:
 
 
 _converters: dict[type, _Converter] = {
-    int: _int,
     list: _list,
     dict: _dict,
     tuple: lambda o: _ext(1, _list(o)),
@@ -238,7 +235,6 @@ _loaders: dict[int, Callable[[Any], Any]] = {
     3: frozenset,
     4: bytearray,
     5: lambda pairs: {k: v for k, v in pairs},
-    6: int,
     7: _load_datetime,
     8: date.fromisoformat,
     9: _load_time,
@@ -273,8 +269,8 @@ class Serializer:
         """Encode `obj`; raises `SerializationError` naming the first unsupported type."""
         try:
             return _encode(_walk(obj))
-        except OverflowError as exc:  # an out-of-range int used as a dict key
-            raise SerializationError(str(exc)) from exc
+        except OverflowError as exc:
+            raise SerializationError(f"Object of type 'int' is not serializable: {exc}") from exc
 
     def loads(self, data: bytes) -> Any:
         """Rebuild a value written by `dumps`."""

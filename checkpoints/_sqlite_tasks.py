@@ -1,0 +1,100 @@
+"""Maintenance changes (delete, copy, prune) that run inside the writer's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import aiosqlite
+
+from ._common import checkpoints_to_drop, thread_is_idle
+from .base import Checkpoint
+from .serde import Serializer
+
+__all__ = ["copy_thread", "delete_thread", "prune"]
+
+_TABLES = ("checkpoints", "blobs", "writes")
+_COLUMNS = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata",
+    "blobs": "checkpoint_ns, channel, version, value",
+    "writes": "checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path",
+}
+
+
+async def delete_thread(conn: aiosqlite.Connection, thread_id: str) -> None:
+    for table in _TABLES:
+        await conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+
+async def copy_thread(conn: aiosqlite.Connection, source: str, target: str) -> None:
+    """Copy every namespace; writes keep their order (ORDER BY rowid) in the target."""
+    for table in _TABLES:
+        columns = _COLUMNS[table]
+        await conn.execute(
+            f"INSERT OR REPLACE INTO {table} (thread_id, {columns}) "
+            f"SELECT ?, {columns} FROM {table} WHERE thread_id = ? ORDER BY rowid",
+            (target, source),
+        )
+
+
+async def prune(
+    conn: aiosqlite.Connection,
+    serde: Serializer,
+    thread_ids: Sequence[str],
+    strategy: Literal["keep_latest", "delete"],
+    keep_last: int,
+    cutoff: float | None,
+) -> None:
+    """See `SqliteSaver.prune`; the rules live in `_common` so both back ends agree."""
+    if not conn.in_transaction:  # read under the write lock, so what we delete is current
+        await conn.execute("BEGIN IMMEDIATE")
+    for thread_id in thread_ids:
+        rows = await conn.execute_fetchall(
+            "SELECT checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ?",
+            (thread_id,),
+        )
+        namespaces: dict[str, dict[str, Checkpoint]] = {}
+        for ns, cid, blob in rows:
+            namespaces.setdefault(ns, {})[cid] = serde.loads(blob)
+        if strategy == "delete":
+            stamps = [c["ts"] for cps in namespaces.values() for c in cps.values()]
+            if thread_is_idle(stamps, cutoff):
+                await delete_thread(conn, thread_id)
+            continue
+        for ns, checkpoints in namespaces.items():
+            await _prune_namespace(conn, thread_id, ns, checkpoints, keep_last, cutoff)
+
+
+async def _prune_namespace(
+    conn: aiosqlite.Connection,
+    thread_id: str,
+    ns: str,
+    checkpoints: dict[str, Checkpoint],
+    keep_last: int,
+    cutoff: float | None,
+) -> None:
+    drop = checkpoints_to_drop({cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff)
+    if not drop:
+        return
+    keys = [(thread_id, ns, cid) for cid in drop]
+    for table in ("checkpoints", "writes"):
+        await conn.executemany(
+            f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            keys,
+        )
+    dropped = set(drop)
+    referenced = {
+        (ch, v)
+        for cid, c in checkpoints.items()
+        if cid not in dropped
+        for ch, v in c["channel_versions"].items()
+    }
+    stored = await conn.execute_fetchall(
+        "SELECT channel, version FROM blobs WHERE thread_id = ? AND checkpoint_ns = ?",
+        (thread_id, ns),
+    )
+    await conn.executemany(
+        "DELETE FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+        "AND version = ?",
+        [(thread_id, ns, ch, v) for ch, v in stored if (ch, v) not in referenced],
+    )

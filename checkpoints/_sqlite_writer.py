@@ -1,0 +1,189 @@
+"""The ordered background writer of the SQLite saver.
+
+Every change to the file goes through one queue and one connection, in the order it was handed
+over. Whatever piles up while a commit runs is written by the next one, in a single transaction
+(group commit), so threads never contend for the SQLite write lock. A change nobody waits for
+("async" durability) lingers up to `LINGER` seconds so a run's consecutive steps share a commit;
+a change somebody waits for (a durable put, a flush, a read) starts the commit at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiosqlite
+
+from ._loop_thread import LoopThread
+
+__all__ = ["LINGER", "Job", "Rows", "Writer"]
+
+LINGER = 0.005
+
+# Writer states: waiting with nothing queued / a lingering commit is scheduled / committing.
+_IDLE, _LINGERING, _BUSY = range(3)
+
+_INSERT_CHECKPOINT = """INSERT OR REPLACE INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    VALUES (?, ?, ?, ?, ?, ?)"""
+_INSERT_BLOB = """INSERT OR REPLACE INTO blobs
+    (thread_id, checkpoint_ns, channel, version, value) VALUES (?, ?, ?, ?, ?)"""
+# Special channels (negative idx) replace an earlier write in place; regular ones keep the first
+# (a retried task saves the same writes twice), as LangGraph's savers do.
+_INSERT_WRITE = """INSERT INTO writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE
+    SET channel = excluded.channel, value = excluded.value, task_path = excluded.task_path
+    WHERE excluded.idx < 0"""
+
+Task = Callable[[aiosqlite.Connection], Awaitable[None]]
+
+
+@dataclass
+class Rows:
+    """Insert rows of one or more `put`/`put_writes` calls, written with one statement each."""
+
+    checkpoints: list[tuple[Any, ...]] = field(default_factory=list)
+    blobs: list[tuple[Any, ...]] = field(default_factory=list)
+    writes: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def extend(self, other: Rows) -> None:
+        self.checkpoints += other.checkpoints
+        self.blobs += other.blobs
+        self.writes += other.writes
+
+    async def insert(self, conn: aiosqlite.Connection) -> None:
+        for sql, rows in (
+            (_INSERT_BLOB, self.blobs),
+            (_INSERT_CHECKPOINT, self.checkpoints),
+            (_INSERT_WRITE, self.writes),
+        ):
+            if rows:
+                await conn.executemany(sql, rows)
+
+
+@dataclass
+class Job:
+    """One handed-over change: rows to insert and/or a task run inside the transaction.
+
+    `future` is set once the change is committed; without one, a failure is kept for `flush`.
+    """
+
+    rows: Rows | None = None
+    task: Task | None = None
+    future: concurrent.futures.Future[None] | None = None
+
+
+class Writer:
+    """Commits handed-over jobs in order on one connection. Thread-safe `submit`."""
+
+    def __init__(self, conn: aiosqlite.Connection, loop_thread: LoopThread) -> None:
+        self._conn = conn
+        self._loop_thread = loop_thread
+        self._jobs: deque[Job] = deque()
+        self._lock = threading.Lock()
+        self._state = _IDLE
+        self._closed = False
+        self._wake = asyncio.Event()
+        self._error: BaseException | None = None
+        self._task = loop_thread.loop.create_task(self._run())
+
+    def submit(self, job: Job) -> None:
+        """Hand a job over from any thread; it commits after everything handed over before."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the SqliteSaver is closed")
+            self._jobs.append(job)
+            urgent = job.future is not None
+            if self._state == _BUSY or (self._state == _LINGERING and not urgent):
+                return  # a commit is already on its way and will take this job
+            self._state = _BUSY if urgent else _LINGERING
+        if urgent:
+            self._loop_thread.call_soon(self._wake.set)
+        else:
+            self._loop_thread.call_soon(self._loop_thread.loop.call_later, LINGER, self._wake.set)
+
+    def barrier(self) -> concurrent.futures.Future[None]:
+        """A future that resolves once everything handed over so far is committed."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.submit(Job(future=future))
+        return future
+
+    def pending(self) -> bool:
+        """Whether some handed-over job is not committed yet."""
+        return self._state != _IDLE
+
+    def take_error(self) -> BaseException | None:
+        """The first failure of a job nobody waited for, cleared once reported."""
+        error, self._error = self._error, None
+        return error
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop taking jobs."""
+        await asyncio.wrap_future(self.barrier())
+        with self._lock:
+            self._closed = True
+        self._task.cancel()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while jobs := self._take():
+                await self._commit(jobs)
+
+    def _take(self) -> list[Job]:
+        with self._lock:
+            jobs = list(self._jobs)
+            self._jobs.clear()
+            self._state = _BUSY if jobs else _IDLE
+        return jobs
+
+    async def _commit(self, jobs: list[Job]) -> None:
+        """Write `jobs` in one transaction; if it fails, retry them one by one so only the
+        job at fault fails."""
+        try:
+            await self._apply(jobs)
+        except Exception as exc:
+            if len(jobs) > 1:
+                for job in jobs:
+                    await self._commit([job])
+                return
+            self._fail(jobs[0], exc)
+            return
+        for job in jobs:
+            if job.future is not None:
+                job.future.set_result(None)
+
+    async def _apply(self, jobs: list[Job]) -> None:
+        if all(job.rows is None and job.task is None for job in jobs):
+            return  # only barriers
+        # The connection opens the transaction itself (BEGIN IMMEDIATE) at the first INSERT or
+        # DELETE, which saves a round trip to the connection thread per commit.
+        conn = self._conn
+        try:
+            rows = Rows()
+            for job in jobs:
+                if job.rows is not None:
+                    rows.extend(job.rows)
+                if job.task is not None:  # runs after the inserts handed over before it
+                    await rows.insert(conn)
+                    rows = Rows()
+                    await job.task(conn)
+            await rows.insert(conn)
+            await conn.commit()
+        except BaseException:
+            await conn.rollback()
+            raise
+
+    def _fail(self, job: Job, exc: Exception) -> None:
+        if job.future is not None:
+            job.future.set_exception(exc)
+        elif self._error is None:
+            self._error = exc

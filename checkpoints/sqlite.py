@@ -1,0 +1,534 @@
+"""The SQLite checkpoint saver (aiosqlite), with sync and async methods over one design.
+
+A private loop thread (`LoopThread`) owns the aiosqlite connections: one writer, fed in order
+by the group-committing `Writer`, and one reader (WAL lets it read while the writer commits).
+Sync methods block on a future and async methods await it, from any thread or event loop, so
+neither path creates a loop per call and there is no sync/async twin of the storage logic.
+
+Durability: `put`, `put_writes` and the maintenance methods return once committed. The engine's
+"async" durability hands steps over with `put_nowait` / `put_writes_nowait` instead, and calls
+`flush()` / `aflush()` before it reports the run finished; the writer commits whatever piled up
+in one transaction. Reads first wait for everything handed over before them, so a read always
+sees earlier puts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, Literal, NamedTuple
+
+import aiosqlite
+
+from . import _sqlite_tasks as tasks
+from ._common import matches_filter, prune_cutoff, serialize_put, serialize_writes
+from ._loop_thread import LoopThread
+from ._sqlite_schema import migrate
+from ._sqlite_writer import Job, Rows, Task, Writer
+from .base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    thread_config,
+)
+from .serde import Serializer, default_serializer
+
+__all__ = ["SqliteSaver"]
+
+_SELECT = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
+    "FROM checkpoints"
+)
+_NEWEST_FIRST = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+_PAGE = 64  # checkpoints hydrated per query by `list`
+_PAIRS_PER_QUERY = 400  # (channel, version) pairs per blob query, under SQLite's 999 variables
+
+
+class _Found(NamedTuple):
+    thread_id: str
+    ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: bytes
+    metadata: dict[str, Any]
+
+
+class _Backend:
+    """The loop thread, connections and writer of one saver; closed once, also at exit."""
+
+    def __init__(self, path: str, busy_timeout: float) -> None:
+        self.loop_thread = LoopThread(name=f"graphrun-sqlite:{os.path.basename(path)}")
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            self.conn, self.reader, self.writer = self.loop_thread.run(
+                self._open(path, busy_timeout)
+            )
+        except BaseException:
+            self.loop_thread.stop()
+            raise
+        # aiosqlite's connection threads are not daemons: an unclosed saver would hang the
+        # interpreter at exit. This hook runs before those threads are joined, and flushes.
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(self.close)
+
+    async def _open(self, path: str, busy_timeout: float) -> tuple[Any, Any, Writer]:
+        # The writer lets sqlite3 open its transactions as BEGIN IMMEDIATE (see `Writer`); the
+        # reader runs in autocommit. A ":memory:" database exists only on its own connection.
+        conn = await _connect(path, busy_timeout, "IMMEDIATE")
+        try:
+            await migrate(conn)
+            in_memory = path in ("", ":memory:")
+            reader = conn if in_memory else await _connect(path, busy_timeout, None)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn, reader, Writer(conn, self.loop_thread)
+
+    def _begin_close(self) -> bool:
+        with self._lock:
+            first, self._closed = not self._closed, True
+        return first
+
+    async def _shutdown(self) -> None:
+        try:
+            await self.writer.close()
+        finally:
+            if self.reader is not self.conn:
+                await self.reader.close()
+            await self.conn.close()
+        error = self.writer.take_error()
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        if self._begin_close():
+            try:
+                self.loop_thread.run(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+    async def aclose(self) -> None:
+        if self._begin_close():
+            try:
+                await self.loop_thread.arun(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+
+async def _connect(
+    path: str, busy_timeout: float, isolation_level: Literal["IMMEDIATE"] | None
+) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=isolation_level)
+    for pragma in (
+        "journal_mode = WAL",
+        "synchronous = NORMAL",  # with WAL: durable across crashes of the process, fsync-free
+        f"busy_timeout = {int(busy_timeout * 1000)}",
+    ):
+        await conn.execute(f"PRAGMA {pragma}")
+    return conn
+
+
+class SqliteSaver(BaseCheckpointSaver):
+    """Checkpoints in a SQLite file (or ":memory:"). Thread-safe; usable from any event loop.
+
+    Use it as a context manager or call `close()` / `aclose()` (idempotent); a saver left open
+    is flushed and closed at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        serde: Serializer | None = None,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.serde = serde or default_serializer
+        self._backend = _Backend(self.path, busy_timeout)
+        self._writer = self._backend.writer
+
+    def __enter__(self) -> SqliteSaver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> SqliteSaver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Commit what was handed over, close the connections and stop the loop thread."""
+        self._backend.close()
+
+    async def aclose(self) -> None:
+        """`close` for async callers."""
+        await self._backend.aclose()
+
+    # --- handing changes to the writer ----------------------------------------------------------
+
+    def _commit(self, rows: Rows | None = None, task: Task | None = None) -> None:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._writer.submit(Job(rows, task, future))
+        future.result()
+
+    async def _acommit(self, rows: Rows | None = None, task: Task | None = None) -> None:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._writer.submit(Job(rows, task, future))
+        await asyncio.wrap_future(future)
+
+    def flush(self) -> None:
+        """Wait until everything handed over is committed; raise the first failure of a
+        `*_nowait` change since the last flush."""
+        self._writer.barrier().result()
+        self._raise_background_error()
+
+    async def aflush(self) -> None:
+        """`flush` for async callers."""
+        await asyncio.wrap_future(self._writer.barrier())
+        self._raise_background_error()
+
+    def _raise_background_error(self) -> None:
+        error = self._writer.take_error()
+        if error is not None:
+            raise error
+
+    # --- puts -----------------------------------------------------------------------------------
+
+    def _put_rows(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> tuple[Rows, dict[str, Any]]:
+        conf = config["configurable"]
+        thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"]
+        data = serialize_put(self.serde, checkpoint, metadata, new_versions)
+        rows = Rows(
+            checkpoints=[
+                (thread_id, ns, cid, conf.get("checkpoint_id"), data.checkpoint, data.metadata)
+            ],
+            blobs=[(thread_id, ns, ch, v, blob) for ch, v, blob in data.blobs],
+        )
+        return rows, thread_config(thread_id, ns, cid)
+
+    def _write_rows(
+        self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, path: str
+    ) -> Rows:
+        conf = config["configurable"]
+        key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id)
+        rows = serialize_writes(self.serde, writes)
+        return Rows(writes=[(*key, idx, ch, value, path) for idx, ch, value in rows])
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Store the checkpoint and its changed channels in one transaction; returns once
+        committed."""
+        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
+        self._commit(rows)
+        return new_config
+
+    async def aput(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
+        await self._acommit(rows)
+        return new_config
+
+    def put_nowait(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Serialize now and commit in the background, after everything handed over before.
+
+        Never blocks on the database; safe on an event loop. `flush` makes it durable.
+        """
+        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
+        self._writer.submit(Job(rows))
+        return new_config
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes in one transaction; returns once committed."""
+        self._commit(self._write_rows(config, writes, task_id, task_path))
+
+    async def aput_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._acommit(self._write_rows(config, writes, task_id, task_path))
+
+    def put_writes_nowait(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """`put_writes` handed to the background writer, like `put_nowait`."""
+        self._writer.submit(Job(self._write_rows(config, writes, task_id, task_path)))
+
+    # --- maintenance ----------------------------------------------------------------------------
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, blob and write of the thread."""
+        self._commit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._acommit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy all namespaces, checkpoints, blobs and writes to another thread id."""
+        self._commit(task=_copy_task(source_thread_id, target_thread_id))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._acommit(task=_copy_task(source_thread_id, target_thread_id))
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: Literal["keep_latest", "delete"] = "keep_latest",
+        keep_last: int = 1,
+        older_than_seconds: float | None = None,
+    ) -> None:
+        """Drop old checkpoints with their unreferenced blobs and writes.
+
+        "keep_latest": per namespace keep the newest `keep_last` checkpoints, and with
+        `older_than_seconds` also any checkpoint younger than that. "delete": delete the threads
+        (with `older_than_seconds`, only those whose newest checkpoint is older than that).
+        """
+        self._commit(task=self._prune_task(thread_ids, strategy, keep_last, older_than_seconds))
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: Literal["keep_latest", "delete"] = "keep_latest",
+        keep_last: int = 1,
+        older_than_seconds: float | None = None,
+    ) -> None:
+        await self._acommit(
+            task=self._prune_task(thread_ids, strategy, keep_last, older_than_seconds)
+        )
+
+    def _prune_task(
+        self,
+        thread_ids: Sequence[str],
+        strategy: Literal["keep_latest", "delete"],
+        keep_last: int,
+        older_than_seconds: float | None,
+    ) -> Task:
+        cutoff = prune_cutoff(older_than_seconds)
+        return functools.partial(
+            tasks.prune,
+            serde=self.serde,
+            thread_ids=list(thread_ids),
+            strategy=strategy,
+            keep_last=keep_last,
+            cutoff=cutoff,
+        )
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """The checkpoint named by ``checkpoint_id``, or the thread's latest in the namespace."""
+        return self._backend.loop_thread.run(self._get_tuple(config))
+
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        return await self._backend.loop_thread.arun(self._get_tuple(config))
+
+    def list(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Newest first (by checkpoint id); all threads when `config` is None and all namespaces
+        of the thread when it names none. Values are loaded page by page as you iterate."""
+        run = self._backend.loop_thread.run
+        found = run(self._select(config, filter, before, limit))
+        for start in range(0, len(found), _PAGE):
+            yield from run(self._hydrate(found[start : start + _PAGE]))
+
+    async def alist(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        arun = self._backend.loop_thread.arun
+        found = await arun(self._select(config, filter, before, limit))
+        for start in range(0, len(found), _PAGE):
+            for item in await arun(self._hydrate(found[start : start + _PAGE])):
+                yield item
+
+    # The coroutines below run on the private loop.
+
+    async def _settled_reader(self) -> aiosqlite.Connection:
+        """The reader, once everything handed over before this read is committed."""
+        if self._writer.pending():
+            await asyncio.wrap_future(self._writer.barrier())
+        return self._backend.reader
+
+    async def _get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        reader = await self._settled_reader()
+        conf = config["configurable"]
+        params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
+        sql = _SELECT + " WHERE thread_id = ? AND checkpoint_ns = ?"
+        if checkpoint_id := get_checkpoint_id(config):
+            sql += " AND checkpoint_id = ?"
+            params.append(checkpoint_id)
+        rows = await reader.execute_fetchall(sql + _NEWEST_FIRST + " LIMIT 1", params)
+        found = [self._found(row) for row in rows]
+        return (await self._hydrate(found))[0] if found else None
+
+    async def _select(
+        self,
+        config: dict[str, Any] | None,
+        filter: dict[str, Any] | None,
+        before: dict[str, Any] | None,
+        limit: int | None,
+    ) -> list[_Found]:
+        reader = await self._settled_reader()
+        where, params = _where(config, before)
+        sql = _SELECT + where + _NEWEST_FIRST
+        if limit is not None and not filter:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = await reader.execute_fetchall(sql, params)
+        found = [f for f in map(self._found, rows) if matches_filter(f.metadata, filter)]
+        return found if limit is None else found[:limit]
+
+    def _found(self, row: Any) -> _Found:
+        thread_id, ns, cid, parent_id, checkpoint, metadata = row
+        return _Found(thread_id, ns, cid, parent_id, checkpoint, self.serde.loads(metadata))
+
+    async def _hydrate(self, found: list[_Found]) -> list[CheckpointTuple]:
+        """Attach channel values and pending writes, with one query per (thread, namespace)."""
+        checkpoints = [self.serde.loads(f.checkpoint) for f in found]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, f in enumerate(found):
+            groups.setdefault((f.thread_id, f.ns), []).append(i)
+        blobs: dict[tuple[str, str, str, Any], bytes | None] = {}
+        writes: dict[tuple[str, str, str], list[tuple[str, str, bytes]]] = {}
+        for (thread_id, ns), indexes in groups.items():
+            pairs = {p for i in indexes for p in checkpoints[i]["channel_versions"].items()}
+            ids = [found[i].checkpoint_id for i in indexes]
+            blobs.update(await self._load_blobs(thread_id, ns, list(pairs)))
+            writes.update(await self._load_writes(thread_id, ns, ids))
+        return [
+            self._tuple(f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []))
+            for f, checkpoint in zip(found, checkpoints)
+        ]
+
+    async def _load_blobs(
+        self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
+    ) -> dict[tuple[str, str, str, Any], bytes | None]:
+        loaded: dict[tuple[str, str, str, Any], bytes | None] = {}
+        for start in range(0, len(pairs), _PAIRS_PER_QUERY):
+            chunk = pairs[start : start + _PAIRS_PER_QUERY]
+            sql = (
+                "SELECT channel, version, value FROM blobs WHERE thread_id = ? AND "
+                "checkpoint_ns = ? AND (channel, version) IN (VALUES "
+                + ", ".join(["(?, ?)"] * len(chunk))
+                + ")"
+            )
+            params = [thread_id, ns, *(x for pair in chunk for x in pair)]
+            for ch, v, value in await self._backend.reader.execute_fetchall(sql, params):
+                loaded[(thread_id, ns, ch, v)] = value
+        return loaded
+
+    async def _load_writes(
+        self, thread_id: str, ns: str, ids: list[str]
+    ) -> dict[tuple[str, str, str], list[tuple[str, str, bytes]]]:
+        sql = (
+            "SELECT checkpoint_id, task_id, channel, value FROM writes WHERE thread_id = ? AND "
+            f"checkpoint_ns = ? AND checkpoint_id IN ({', '.join(['?'] * len(ids))}) "
+            "ORDER BY rowid"
+        )
+        loaded: dict[tuple[str, str, str], list[tuple[str, str, bytes]]] = {}
+        for cid, task_id, ch, value in await self._backend.reader.execute_fetchall(
+            sql, [thread_id, ns, *ids]
+        ):
+            loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
+        return loaded
+
+    def _tuple(
+        self,
+        f: _Found,
+        checkpoint: Checkpoint,
+        blobs: dict[tuple[str, str, str, Any], bytes | None],
+        writes: list[tuple[str, str, bytes]],
+    ) -> CheckpointTuple:
+        loads = self.serde.loads
+        values = {}
+        for ch, v in checkpoint["channel_versions"].items():
+            blob = blobs.get((f.thread_id, f.ns, ch, v))
+            if blob is not None:
+                values[ch] = loads(blob)
+        checkpoint["channel_values"] = values
+        return CheckpointTuple(
+            config=thread_config(f.thread_id, f.ns, f.checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=f.metadata,  # type: ignore[arg-type]
+            parent_config=thread_config(f.thread_id, f.ns, f.parent_id) if f.parent_id else None,
+            pending_writes=[(task_id, ch, loads(value)) for task_id, ch, value in writes],
+        )
+
+
+def _copy_task(source: str, target: str) -> Task:
+    return functools.partial(tasks.copy_thread, source=source, target=target)
+
+
+def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:
+    """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
+    conf = config["configurable"] if config else {}
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("thread_id = ?", conf.get("thread_id")),
+        ("checkpoint_ns = ?", conf.get("checkpoint_ns")),
+        ("checkpoint_id = ?", conf.get("checkpoint_id")),
+        ("checkpoint_id < ?", get_checkpoint_id(before) if before else None),
+    ):
+        if value is not None:
+            clauses.append(column)
+            params.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

@@ -1,0 +1,278 @@
+"""What only the SQLite saver promises: storage layout, durability, migrations, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from checkpoints import SqliteSaver
+from checkpoints import _sqlite_schema as schema
+from checkpoints.base import empty_checkpoint, thread_config
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "checkpoints.db"
+
+
+@pytest.fixture
+def saver(path: Path) -> Iterator[SqliteSaver]:
+    with SqliteSaver(path) as opened:
+        yield opened
+
+
+def checkpoint_with(values: dict[str, Any], versions: dict[str, int]) -> Any:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = values
+    checkpoint["channel_versions"] = versions
+    return checkpoint
+
+
+def count(path: Path, table: str) -> int:
+    """Rows committed to the file, seen through an independent connection."""
+    with sqlite3.connect(path) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_only_changed_channels_are_stored(saver: SqliteSaver, path: Path) -> None:
+    values = {"big": "x" * 1000, "small": 0}
+    config = saver.put(thread_config("t"), checkpoint_with(values, {"big": 1, "small": 1}), {}, {"big": 1, "small": 1})
+    assert count(path, "blobs") == 2
+    for step in range(1, 4):
+        values = {"big": "x" * 1000, "small": step}
+        versions = {"big": 1, "small": step + 1}
+        config = saver.put(config, checkpoint_with(values, versions), {}, {"small": step + 1})
+        assert count(path, "blobs") == 2 + step
+    latest = saver.get_tuple(thread_config("t"))
+    assert latest is not None
+    assert latest.checkpoint["channel_values"] == values
+
+
+def test_put_and_put_writes_are_durable_on_return(saver: SqliteSaver, path: Path) -> None:
+    config = saver.put(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+    assert count(path, "checkpoints") == 1
+    saver.put_writes(config, [("a", 2), ("b", 3)], "task")
+    assert count(path, "writes") == 2
+
+
+def test_data_survives_reopening(path: Path) -> None:
+    with SqliteSaver(path) as first:
+        config = first.put(thread_config("t"), checkpoint_with({"a": (1,)}, {"a": 1}), {"step": 1}, {"a": 1})
+        first.put_writes(config, [("a", 2)], "task")
+    with SqliteSaver(str(path)) as second:
+        loaded = second.get_tuple(thread_config("t"))
+        assert loaded is not None
+        assert loaded.checkpoint["channel_values"] == {"a": (1,)}
+        assert loaded.metadata == {"step": 1}
+        assert loaded.pending_writes == [("task", "a", 2)]
+
+
+def test_handed_over_changes_commit_together_and_flush(saver: SqliteSaver, path: Path) -> None:
+    config = thread_config("t")
+    for step in range(50):
+        if step:
+            saver.put_writes_nowait(config, [("n", step)], f"task-{step}")
+        config = saver.put_nowait(config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1})
+    # A read waits for what was handed over before it.
+    latest = saver.get_tuple(thread_config("t"))
+    assert latest is not None
+    assert latest.checkpoint["channel_values"] == {"n": 49}
+    saver.flush()
+    assert count(path, "checkpoints") == 50
+    assert count(path, "writes") == 49
+
+
+def test_a_failed_background_change_is_reported_by_flush(saver: SqliteSaver, path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON writes "
+            "BEGIN SELECT RAISE(ABORT, 'writes refused'); END"
+        )
+    first = saver.put_nowait(thread_config("t"), checkpoint_with({}, {}), {}, {})
+    saver.put_writes_nowait(first, [("a", 1)], "task")
+    saver.put_nowait(first, checkpoint_with({}, {}), {}, {})
+
+    with pytest.raises(sqlite3.IntegrityError, match="writes refused"):
+        saver.flush()
+    saver.flush()  # reported once
+    # Only the failing change was lost; the others in its batch were committed.
+    assert count(path, "checkpoints") == 2
+
+
+def test_a_failed_durable_put_raises_to_its_caller(saver: SqliteSaver, path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints "
+            "BEGIN SELECT RAISE(ABORT, 'checkpoints refused'); END"
+        )
+    with pytest.raises(sqlite3.IntegrityError, match="checkpoints refused"):
+        saver.put(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+    assert count(path, "blobs") == 0  # the checkpoint's blobs rolled back with it
+
+
+def test_in_memory_database() -> None:
+    with SqliteSaver(":memory:") as saver:
+        config = saver.put(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+        saver.put_writes(config, [("a", 2)], "task")
+        loaded = saver.get_tuple(thread_config("t"))
+        assert loaded is not None
+        assert loaded.pending_writes == [("task", "a", 2)]
+
+
+def test_close_is_idempotent_and_final(path: Path) -> None:
+    saver = SqliteSaver(path)
+    saver.close()
+    saver.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        saver.put(thread_config("t"), checkpoint_with({}, {}), {}, {})
+
+
+@pytest.mark.anyio
+async def test_async_context_manager_and_flush(path: Path) -> None:
+    async with SqliteSaver(path) as saver:
+        saver.put_nowait(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+        await saver.aflush()
+        assert count(path, "checkpoints") == 1
+    await saver.aclose()
+
+
+# --- migrations ---------------------------------------------------------------------------------
+
+
+def user_version(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def test_a_version_0_file_is_upgraded(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE unrelated (x)")
+        conn.execute("INSERT INTO unrelated VALUES (1)")
+    with SqliteSaver(path) as saver:
+        saver.put(thread_config("t"), checkpoint_with({}, {}), {}, {})
+    assert user_version(path) == len(schema.MIGRATIONS)
+    assert count(path, "unrelated") == 1
+
+
+def test_an_older_file_is_upgraded_in_place(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with SqliteSaver(path) as saver:
+        saver.put(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+    released = len(schema.MIGRATIONS)
+
+    async def add_column(conn: Any) -> None:
+        await conn.execute("ALTER TABLE checkpoints ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, add_column])
+    with SqliteSaver(path) as saver:
+        loaded = saver.get_tuple(thread_config("t"))
+        assert loaded is not None
+        assert loaded.checkpoint["channel_values"] == {"a": 1}
+    assert user_version(path) == released + 1
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT note FROM checkpoints").fetchall() == [("",)]
+
+
+def test_a_file_from_a_newer_release_is_refused(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS) + 1}")
+    with pytest.raises(schema.SchemaError, match="schema version"):
+        SqliteSaver(path)
+
+
+def test_a_failed_migration_leaves_the_file_untouched(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(conn: Any) -> None:
+        await conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("migration bug")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
+    with pytest.raises(RuntimeError, match="migration bug"):
+        SqliteSaver(path)
+    assert user_version(path) == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
+
+
+# --- concurrency --------------------------------------------------------------------------------
+
+
+def run_steps(saver: SqliteSaver, thread_id: str, steps: int) -> None:
+    config = thread_config(thread_id)
+    for step in range(steps):
+        if step:
+            saver.put_writes(config, [("n", step)], f"task-{step}")
+        config = saver.put(config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1})
+
+
+def test_two_savers_on_one_file_from_many_threads(path: Path) -> None:
+    errors: list[BaseException] = []
+
+    def worker(saver: SqliteSaver, thread_id: str) -> None:
+        try:
+            run_steps(saver, thread_id, 25)
+            assert len(list(saver.list(thread_config(thread_id)))) == 25
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    with SqliteSaver(path) as one, SqliteSaver(path) as two:
+        workers = [
+            threading.Thread(target=worker, args=(saver, f"{name}-{i}"))
+            for name, saver in (("one", one), ("two", two))
+            for i in range(3)
+        ]
+        for thread in workers:
+            thread.start()
+        for thread in workers:
+            thread.join()
+    assert errors == []
+    assert count(path, "checkpoints") == 6 * 25
+
+
+@pytest.mark.anyio
+async def test_async_tasks_on_two_thread_ids_of_one_file(path: Path) -> None:
+    async def steps(saver: SqliteSaver, thread_id: str) -> None:
+        config = thread_config(thread_id)
+        for step in range(25):
+            await saver.aput_writes(config, [("n", step)], "task") if step else None
+            checkpoint = checkpoint_with({"n": step}, {"n": step + 1})
+            config = await saver.aput(config, checkpoint, {}, {"n": step + 1})
+
+    async with SqliteSaver(path) as one, SqliteSaver(path) as two:
+        async with anyio.create_task_group() as group:
+            group.start_soon(steps, one, "a")
+            group.start_soon(steps, two, "b")
+            group.start_soon(steps, one, "c")
+        for thread_id in ("a", "b", "c"):
+            latest = await two.aget_tuple(thread_config(thread_id))
+            assert latest is not None
+            assert latest.checkpoint["channel_values"] == {"n": 24}
+
+
+@pytest.mark.anyio
+async def test_sync_methods_from_a_worker_thread_of_a_running_loop(saver: SqliteSaver) -> None:
+    await anyio.to_thread.run_sync(run_steps, saver, "t", 5)
+    latest = await anyio.to_thread.run_sync(saver.get_tuple, thread_config("t"))
+    assert latest is not None
+    assert latest.checkpoint["channel_values"] == {"n": 4}
+
+
+@pytest.mark.anyio
+async def test_sync_methods_on_a_thread_running_an_event_loop(saver: SqliteSaver) -> None:
+    asyncio.get_running_loop()  # the saver's own loop is separate, so this cannot deadlock
+    run_steps(saver, "t", 3)
+    assert len(list(saver.list(thread_config("t")))) == 3
+
+
+def test_reads_after_close_raise(path: Path) -> None:
+    saver = SqliteSaver(path)
+    saver.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        saver.get_tuple(thread_config("t"))
