@@ -1,0 +1,660 @@
+"""Running a step's tasks: determinism under random completion order (threads and async),
+failures, retries, deferred nodes, subgraph `Command.PARENT`, batch (SPEC §1; lg_facts §7, §8,
+§13, §14, §17, §18).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import random
+import threading
+import time
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from checkpoints import InMemorySaver
+from engine import END, START, Command, RetryPolicy, Send, StateGraph
+
+SEEDS = [0, 1, 2, 3, 7]
+ITEMS = "abcd"
+
+
+class Work(TypedDict):
+    out: Annotated[list, operator.add]
+
+
+class S(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+# -- deterministic writes under random completion order ----------------------------------------
+
+
+def _random_graph(seed: int, finished: list[str], use_async: bool) -> Any:
+    """start -> {zz, aa, mm} plus Sends to `work`, each sleeping a seeded random time."""
+    rng = random.Random(seed)
+    delays = {name: rng.uniform(0, 0.03) for name in ("zz", "aa", "mm", *ITEMS)}
+    lock = threading.Lock()
+
+    def record(name: str) -> None:
+        with lock:
+            finished.append(name)
+
+    if use_async:
+        def static(name: str):
+            async def fn(s: Work) -> dict:
+                await asyncio.sleep(delays[name])
+                record(name)
+                return {"out": [name]}
+            return fn
+
+        async def work(arg: dict) -> dict:
+            await asyncio.sleep(delays[arg["item"]])
+            record(arg["item"])
+            return {"out": [arg["item"]]}
+    else:
+        def static(name: str):
+            def fn(s: Work) -> dict:
+                time.sleep(delays[name])
+                record(name)
+                return {"out": [name]}
+            return fn
+
+        def work(arg: dict) -> dict:
+            time.sleep(delays[arg["item"]])
+            record(arg["item"])
+            return {"out": [arg["item"]]}
+
+    g = StateGraph(Work)
+    g.add_node("start", lambda s: None)
+    g.add_node("work", work)
+    for name in ("zz", "aa", "mm"):  # added out of name order on purpose
+        g.add_node(name, static(name))
+        g.add_edge("start", name)
+    g.add_edge(START, "start")
+    g.add_conditional_edges("start", lambda s: [Send("work", {"item": i}) for i in ITEMS])
+    return g.compile()
+
+
+EXPECTED_OUT = ["aa", "mm", "zz", "a", "b", "c", "d"]
+
+
+def _update_names(chunks: list[dict]) -> list[str]:
+    names = []
+    for chunk in chunks:
+        ((node, update),) = chunk.items()
+        names.append(update["out"][0] if update else node)
+    return names
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_write_order_is_deterministic_sync(seed: int) -> None:
+    finished: list[str] = []
+    app = _random_graph(seed, finished, use_async=False)
+    chunks = list(app.stream({"out": []}, stream_mode="updates"))
+    assert app.invoke({"out": []}) == {"out": EXPECTED_OUT}
+    # the updates stream follows finish order; the state does not
+    assert _update_names(chunks)[0] == "start"
+    assert sorted(_update_names(chunks)[1:]) == sorted(EXPECTED_OUT)
+    assert _update_names(chunks)[1:] == finished[:7]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_write_order_is_deterministic_async(seed: int) -> None:
+    finished: list[str] = []
+    app = _random_graph(seed, finished, use_async=True)
+    chunks = [c async for c in app.astream({"out": []}, stream_mode="updates")]
+    assert await app.ainvoke({"out": []}) == {"out": EXPECTED_OUT}
+    assert sorted(_update_names(chunks)[1:]) == sorted(EXPECTED_OUT)
+    assert _update_names(chunks)[1:] == finished[:7]
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_write_order_is_deterministic_sync_api_over_async_nodes(seed: int) -> None:
+    app = _random_graph(seed, [], use_async=True)
+    assert app.invoke({"out": []}) == {"out": EXPECTED_OUT}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tasks_start_order_is_deterministic(seed: int) -> None:
+    app = _random_graph(seed, [], use_async=False)
+    starts = [c["name"] if c["name"] != "work" else c["input"]["item"]
+              for c in app.stream({"out": []}, stream_mode="tasks") if "input" in c]
+    # Sends first in send order, then edge-triggered tasks by name (lg_facts §7, §20)
+    assert starts == ["start", "a", "b", "c", "d", "aa", "mm", "zz"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("seed", SEEDS[:3])
+async def test_tasks_start_order_is_deterministic_async(seed: int) -> None:
+    app = _random_graph(seed, [], use_async=True)
+    starts = [c["name"] if c["name"] != "work" else c["input"]["item"]
+              async for c in app.astream({"out": []}, stream_mode="tasks") if "input" in c]
+    assert starts == ["start", "a", "b", "c", "d", "aa", "mm", "zz"]
+
+
+def test_tasks_of_one_step_run_concurrently_in_threads() -> None:
+    barrier = threading.Barrier(3, timeout=2)
+
+    def meet(name: str):
+        def fn(s: Work) -> dict:
+            barrier.wait()  # deadlocks (BrokenBarrierError) unless all three run at once
+            return {"out": [name]}
+        return fn
+
+    g = StateGraph(Work)
+    for name in ("c", "b", "a"):
+        g.add_node(name, meet(name))
+        g.add_edge(START, name)
+    assert g.compile().invoke({"out": []}) == {"out": ["a", "b", "c"]}
+
+
+@pytest.mark.anyio
+async def test_async_tasks_of_one_step_run_concurrently() -> None:
+    started: list[str] = []
+    release = asyncio.Event()
+
+    def node(name: str):
+        async def fn(s: Work) -> dict:
+            started.append(name)
+            if len(started) == 3:
+                release.set()
+            await asyncio.wait_for(release.wait(), 2)
+            return {"out": [name]}
+        return fn
+
+    g = StateGraph(Work)
+    for name in ("c", "b", "a"):
+        g.add_node(name, node(name))
+        g.add_edge(START, name)
+    assert await g.compile().ainvoke({"out": []}) == {"out": ["a", "b", "c"]}
+
+
+def test_mixed_sync_and_async_nodes() -> None:
+    async def a(s: S) -> dict:
+        await asyncio.sleep(0)
+        return {"x": s["x"] + 1, "log": ["a"]}
+
+    def b(s: S) -> dict:
+        return {"x": s["x"] * 10, "log": ["b"]}
+
+    g = StateGraph(S)
+    g.add_sequence([a, b])
+    g.add_edge(START, "a")
+    assert g.compile().invoke({"x": 1}) == {"x": 20, "log": ["a", "b"]}
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def test_user_exception_propagates_unchanged() -> None:
+    error = KeyError("boom")
+
+    def bad(s: S) -> dict:
+        raise error
+
+    g = StateGraph(S)
+    g.add_node(bad)
+    g.add_edge(START, "bad")
+    with pytest.raises(KeyError) as info:
+        g.compile().invoke({"x": 1})
+    assert info.value is error
+
+
+def test_failing_sync_task_waits_for_its_sync_siblings() -> None:
+    finished: list[str] = []
+
+    def slow(s: S) -> dict:
+        time.sleep(0.15)
+        finished.append("slow")
+        return {"log": ["slow"]}
+
+    def fastbad(s: S) -> dict:
+        raise ValueError("fast")
+
+    g = StateGraph(S)
+    g.add_node(slow)
+    g.add_node(fastbad)
+    g.add_edge(START, "slow")
+    g.add_edge(START, "fastbad")
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "sync-siblings"}}
+    with pytest.raises(ValueError, match="fast"):
+        app.invoke({"x": 1}, cfg)
+    assert finished == ["slow"]
+    tasks = {t.name: t for t in app.get_state(cfg).tasks}
+    assert tasks["slow"].result == {"log": ["slow"]}
+    assert tasks["fastbad"].error == "ValueError('fast')"
+
+
+@pytest.mark.anyio
+async def test_failing_async_task_cancels_async_siblings() -> None:
+    finished: list[str] = []
+
+    async def slow(s: S) -> dict:
+        await asyncio.sleep(0.2)
+        finished.append("slow")
+        return {"log": ["slow"]}
+
+    async def fastbad(s: S) -> dict:
+        raise ValueError("fast")
+
+    g = StateGraph(S)
+    g.add_node(slow)
+    g.add_node(fastbad)
+    g.add_edge(START, "slow")
+    g.add_edge(START, "fastbad")
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="fast"):
+        await g.compile().ainvoke({"x": 1})
+    assert time.monotonic() - started < 0.15
+    await asyncio.sleep(0.25)
+    assert finished == []
+
+
+# -- RetryPolicy (lg_facts §13) -----------------------------------------------------------------
+
+
+def _flaky(errors: list[BaseException], calls: list[float], policy: Any) -> Any:
+    def flaky(s: S) -> dict:
+        calls.append(time.monotonic())
+        if errors:
+            raise errors.pop(0)
+        return {"log": [f"ok@{len(calls)}"]}
+
+    g = StateGraph(S)
+    g.add_node("flaky", flaky, retry_policy=policy)
+    g.add_edge(START, "flaky")
+    return g.compile()
+
+
+def _fast(**kw: Any) -> RetryPolicy:
+    return RetryPolicy(initial_interval=0.001, jitter=False, **kw)
+
+
+def test_retry_succeeds_on_third_attempt() -> None:
+    calls: list[float] = []
+    app = _flaky([ConnectionError("1"), ConnectionError("2")], calls, _fast())
+    assert app.invoke({"x": 0}) == {"x": 0, "log": ["ok@3"]}
+    assert len(calls) == 3
+
+
+def test_retry_gives_up_after_max_attempts_with_the_last_error() -> None:
+    calls: list[float] = []
+    last = ConnectionError("3")
+    app = _flaky([ConnectionError("1"), ConnectionError("2"), last], calls, _fast())
+    with pytest.raises(ConnectionError) as info:
+        app.invoke({"x": 0})
+    assert info.value is last
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("attempts", [1, 2, 5])
+def test_max_attempts_counts_every_call(attempts: int) -> None:
+    calls: list[float] = []
+    app = _flaky([ConnectionError(str(i)) for i in range(10)], calls, _fast(max_attempts=attempts))
+    with pytest.raises(ConnectionError):
+        app.invoke({"x": 0})
+    assert len(calls) == attempts
+
+
+def test_no_retry_policy_means_one_call() -> None:
+    calls: list[float] = []
+    app = _flaky([ConnectionError("1")], calls, None)
+    with pytest.raises(ConnectionError):
+        app.invoke({"x": 0})
+    assert len(calls) == 1
+
+
+class Custom(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    "error, retried",
+    [
+        (ConnectionError("c"), True),
+        (ConnectionResetError("c"), True),
+        (Custom("c"), True),
+        (AttributeError("c"), True),
+        (AssertionError("c"), True),
+        (ValueError("c"), False),
+        (TypeError("c"), False),
+        (KeyError("c"), False),
+        (IndexError("c"), False),
+        (ZeroDivisionError("c"), False),
+        (RuntimeError("c"), False),
+        (NotImplementedError("c"), False),
+        (OSError("c"), False),
+        (TimeoutError("c"), False),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),
+)
+def test_default_retry_on(error: Exception, retried: bool) -> None:
+    calls: list[float] = []
+    app = _flaky([error], calls, _fast())
+    if retried:
+        assert app.invoke({"x": 0}) == {"x": 0, "log": ["ok@2"]}
+        assert len(calls) == 2
+    else:
+        with pytest.raises(type(error)):
+            app.invoke({"x": 0})
+        assert len(calls) == 1
+
+
+def test_default_retry_on_http_status() -> None:
+    httpx = pytest.importorskip("httpx")
+
+    def status_error(code: int) -> Exception:
+        request = httpx.Request("GET", "http://test")
+        response = httpx.Response(code, request=request)
+        return httpx.HTTPStatusError(f"status {code}", request=request, response=response)
+
+    calls: list[float] = []
+    assert _flaky([status_error(503)], calls, _fast()).invoke({"x": 0})["log"] == ["ok@2"]
+    calls.clear()
+    with pytest.raises(httpx.HTTPStatusError):
+        _flaky([status_error(404)], calls, _fast()).invoke({"x": 0})
+    assert len(calls) == 1
+    calls.clear()
+    assert _flaky([httpx.ConnectError("down")], calls, _fast()).invoke({"x": 0})["log"] == ["ok@2"]
+
+
+@pytest.mark.parametrize(
+    "retry_on",
+    [ValueError, (KeyError, ValueError), lambda e: isinstance(e, ValueError)],
+    ids=["class", "tuple", "callable"],
+)
+def test_retry_on_forms(retry_on: Any) -> None:
+    calls: list[float] = []
+    app = _flaky([ValueError("v")], calls, _fast(retry_on=retry_on))
+    assert app.invoke({"x": 0}) == {"x": 0, "log": ["ok@2"]}
+    calls.clear()
+    app = _flaky([TypeError("t")], calls, _fast(retry_on=retry_on))
+    with pytest.raises(TypeError):
+        app.invoke({"x": 0})
+    assert len(calls) == 1
+
+
+def test_first_matching_policy_of_a_list_is_used() -> None:
+    calls: list[float] = []
+    policies = [_fast(retry_on=KeyError, max_attempts=2), _fast(retry_on=ValueError, max_attempts=4)]
+    app = _flaky([ValueError(str(i)) for i in range(10)], calls, policies)
+    with pytest.raises(ValueError):
+        app.invoke({"x": 0})
+    assert len(calls) == 4
+
+
+def test_backoff_intervals_without_jitter() -> None:
+    calls: list[float] = []
+    policy = RetryPolicy(initial_interval=0.02, backoff_factor=2.0, jitter=False, max_attempts=3,
+                         retry_on=ConnectionError)
+    app = _flaky([ConnectionError("1"), ConnectionError("2")], calls, policy)
+    app.invoke({"x": 0})
+    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    assert 0.02 <= gaps[0] < 0.04 + 0.05
+    assert 0.04 <= gaps[1] < 0.08 + 0.05
+
+
+def test_backoff_is_capped_by_max_interval() -> None:
+    calls: list[float] = []
+    policy = RetryPolicy(initial_interval=0.01, backoff_factor=10.0, max_interval=0.03,
+                         jitter=False, max_attempts=4, retry_on=ConnectionError)
+    app = _flaky([ConnectionError(str(i)) for i in range(3)], calls, policy)
+    app.invoke({"x": 0})
+    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    assert 0.01 <= gaps[0] < 0.06
+    assert 0.03 <= gaps[1] < 0.08  # 0.1 capped to 0.03
+    assert 0.03 <= gaps[2] < 0.08  # 1.0 capped to 0.03
+
+
+@pytest.mark.anyio
+async def test_retry_async() -> None:
+    calls: list[int] = []
+
+    async def flaky(s: S) -> dict:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionError("again")
+        return {"log": ["ok"]}
+
+    g = StateGraph(S)
+    g.add_node("flaky", flaky, retry_policy=_fast())
+    g.add_edge(START, "flaky")
+    assert await g.compile().ainvoke({"x": 0}) == {"x": 0, "log": ["ok"]}
+    assert len(calls) == 3
+
+
+def test_retried_task_streams_one_update() -> None:
+    calls: list[float] = []
+    app = _flaky([ConnectionError("1")], calls, _fast())
+    assert list(app.stream({"x": 0}, stream_mode="updates")) == [{"flaky": {"log": ["ok@2"]}}]
+
+
+# -- defer (lg_facts §17) ----------------------------------------------------------------------
+
+
+def _fan(defer: bool) -> Any:
+    g = StateGraph(S)
+    for name in ("a", "b1", "b2", "c"):
+        g.add_node(name, lambda s, _n=name: {"log": [_n]})
+    g.add_node("join", lambda s: {"log": ["join"]}, defer=defer)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b1")
+    g.add_edge("b1", "b2")
+    g.add_edge("a", "c")
+    g.add_edge("b2", "join")
+    g.add_edge("c", "join")
+    return g.compile(checkpointer=InMemorySaver())
+
+
+def test_without_defer_the_join_runs_twice() -> None:
+    app = _fan(defer=False)
+    cfg = {"configurable": {"thread_id": "nodefer"}}
+    names = [next(iter(c)) for c in app.stream({"x": 0}, cfg)]
+    assert names == ["a", "b1", "c", "b2", "join", "join"]
+
+
+def test_deferred_node_runs_once_when_nothing_else_is_left() -> None:
+    app = _fan(defer=True)
+    cfg = {"configurable": {"thread_id": "defer"}}
+    names = [next(iter(c)) for c in app.stream({"x": 0}, cfg)]
+    assert names == ["a", "b1", "c", "b2", "join"]
+    assert app.get_state(cfg).values["log"] == ["a", "b1", "c", "b2", "join"]
+    history = [(s.metadata["step"], s.next) for s in app.get_state_history(cfg)]
+    assert history[::-1][2:5] == [(1, ("b1", "c")), (2, ("b2",)), (3, ("join",))]
+
+
+@pytest.mark.anyio
+async def test_deferred_node_async() -> None:
+    app = _fan(defer=True)
+    cfg = {"configurable": {"thread_id": "defer-async"}}
+    names = [next(iter(c)) async for c in app.astream({"x": 0}, cfg)]
+    assert names == ["a", "b1", "c", "b2", "join"]
+
+
+# -- Command.PARENT from a subgraph (lg_facts §8) ----------------------------------------------
+
+
+class P(TypedDict):
+    count: int
+    log: Annotated[list, operator.add]
+
+
+def _parent_command_graph(static_edge: bool, use_async: bool = False) -> Any:
+    if use_async:
+        async def jump(s: P) -> Command:
+            return Command(graph=Command.PARENT, goto="target",
+                           update={"log": ["from-child"], "count": 99})
+    else:
+        def jump(s: P) -> Command:
+            return Command(graph=Command.PARENT, goto="target",
+                           update={"log": ["from-child"], "count": 99})
+
+    child = StateGraph(P)
+    child.add_node("jump", jump)
+    child.add_edge(START, "jump")
+
+    parent = StateGraph(P)
+    parent.add_node("child", child.compile())
+    parent.add_node("after", lambda s: {"log": ["after"]})
+    parent.add_node("target", lambda s: {"log": ["target"]})
+    parent.add_edge(START, "child")
+    if static_edge:
+        parent.add_edge("child", "after")
+    return parent.compile()
+
+
+def test_command_parent_with_the_static_edge_still_firing() -> None:
+    app = _parent_command_graph(static_edge=True)
+    assert app.invoke({"count": 0}) == {"count": 99, "log": ["from-child", "after", "target"]}
+    chunks = list(app.stream({"count": 0}, stream_mode="updates", subgraphs=True))
+    assert chunks[0] == ((), {"child": {"log": ["from-child"], "count": 99}})
+    assert sorted(map(str, chunks[1:])) == sorted(
+        map(str, [((), {"after": {"log": ["after"]}}), ((), {"target": {"log": ["target"]}})])
+    )
+
+
+def test_command_parent_without_a_static_edge() -> None:
+    app = _parent_command_graph(static_edge=False)
+    assert app.invoke({"count": 0}) == {"count": 99, "log": ["from-child", "target"]}
+
+
+@pytest.mark.anyio
+async def test_command_parent_async() -> None:
+    app = _parent_command_graph(static_edge=True, use_async=True)
+    assert await app.ainvoke({"count": 0}) == {
+        "count": 99, "log": ["from-child", "after", "target"],
+    }
+
+
+def test_subgraph_shared_reducer_key_duplicates() -> None:
+    grand = StateGraph(S)
+    grand.add_node("g1", lambda s: {"log": ["g1"]})
+    grand.add_edge(START, "g1")
+    child = StateGraph(S)
+    child.add_node("c1", lambda s: {"log": ["c1"]})
+    child.add_node("grand", grand.compile())
+    child.add_edge(START, "c1")
+    child.add_edge("c1", "grand")
+    parent = StateGraph(S)
+    parent.add_node("p1", lambda s: {"log": ["p1"]})
+    parent.add_node("child", child.compile())
+    parent.add_edge(START, "p1")
+    parent.add_edge("p1", "child")
+    assert parent.compile().invoke({"x": 1}) == {
+        "x": 1, "log": ["p1", "p1", "c1", "p1", "c1", "g1"],
+    }
+
+
+def test_compiled_graph_invoked_inside_a_node_is_a_subgraph() -> None:
+    inner = StateGraph(S)
+    inner.add_node("inner", lambda s: {"x": s["x"] + 100})
+    inner.add_edge(START, "inner")
+    inner_app = inner.compile()
+
+    def caller(s: S) -> dict:
+        return {"x": inner_app.invoke({"x": s["x"]})["x"]}
+
+    g = StateGraph(S)
+    g.add_node(caller)
+    g.add_edge(START, "caller")
+    app = g.compile()
+    assert list(app.stream({"x": 1}, stream_mode="updates")) == [{"caller": {"x": 101}}]
+    items = list(app.stream({"x": 1}, stream_mode="updates", subgraphs=True))
+    assert len(items) == 2
+    (ns, chunk) = items[0]
+    assert len(ns) == 1 and ns[0].startswith("caller:")
+    assert chunk == {"inner": {"x": 101}}
+    assert items[1] == ((), {"caller": {"x": 101}})
+
+
+# -- batch / abatch (lg_facts §18) -------------------------------------------------------------
+
+
+def _doubler() -> Any:
+    def double(s: S) -> dict:
+        if s["x"] < 0:
+            raise ValueError(f"neg {s['x']}")
+        return {"x": s["x"] * 2}
+
+    g = StateGraph(S)
+    g.add_node(double)
+    g.add_edge(START, "double")
+    return g.compile()
+
+
+def test_batch() -> None:
+    assert _doubler().batch([{"x": 1}, {"x": 2}]) == [{"x": 2, "log": []}, {"x": 4, "log": []}]
+
+
+def test_batch_raises_the_failing_items_error() -> None:
+    with pytest.raises(ValueError, match="neg -1"):
+        _doubler().batch([{"x": 1}, {"x": -1}])
+
+
+def test_batch_return_exceptions() -> None:
+    out = _doubler().batch([{"x": 1}, {"x": -1}], return_exceptions=True)
+    assert out[0] == {"x": 2, "log": []}
+    assert isinstance(out[1], ValueError) and str(out[1]) == "neg -1"
+
+
+def test_batch_with_one_config_per_input() -> None:
+    app = _doubler()
+    app_cp = StateGraph(S)
+    app_cp.add_node("double", lambda s: {"x": s["x"] * 2})
+    app_cp.add_edge(START, "double")
+    saver_app = app_cp.compile(checkpointer=InMemorySaver())
+    cfgs = [{"configurable": {"thread_id": "b1"}}, {"configurable": {"thread_id": "b2"}}]
+    assert saver_app.batch([{"x": 1}, {"x": 5}], cfgs) == [{"x": 2, "log": []}, {"x": 10, "log": []}]
+    assert saver_app.get_state(cfgs[1]).values == {"x": 10, "log": []}
+    assert app.batch([]) == []
+
+
+@pytest.mark.anyio
+async def test_abatch() -> None:
+    app = _doubler()
+    assert await app.abatch([{"x": 1}, {"x": 2}]) == [{"x": 2, "log": []}, {"x": 4, "log": []}]
+    with pytest.raises(ValueError, match="neg -3"):
+        await app.abatch([{"x": -3}])
+    out = await app.abatch([{"x": 3}, {"x": -1}], return_exceptions=True)
+    assert out[0] == {"x": 6, "log": []}
+    assert isinstance(out[1], ValueError) and str(out[1]) == "neg -1"
+
+
+def test_batch_items_carry_interrupts() -> None:
+    from engine import interrupt
+
+    g = StateGraph(S)
+    g.add_node("ask", lambda s: {"x": interrupt("q")})
+    g.add_edge(START, "ask")
+    app = g.compile(checkpointer=InMemorySaver())
+    out = app.batch([{"x": 1}, {"x": 2}], [{"configurable": {"thread_id": f"bi{i}"}} for i in range(2)])
+    assert [o["x"] for o in out] == [1, 2]
+    assert [[i.value for i in o["__interrupt__"]] for o in out] == [["q"], ["q"]]
+
+
+# -- invoke output ----------------------------------------------------------------------------
+
+
+def test_invoke_returns_the_final_state() -> None:
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"x": s["x"] + 1, "log": ["a"]})
+    g.add_node("b", lambda s: {"x": s["x"] * 10, "log": ["b"]})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    assert g.compile().invoke({"x": 1}) == {"x": 20, "log": ["a", "b"]}
+
+
+def test_invoke_with_stream_mode_updates_returns_the_chunks() -> None:
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"x": 2})
+    g.add_edge(START, "a")
+    app = g.compile()
+    assert app.invoke({"x": 1}, stream_mode="updates") == [{"a": {"x": 2}}]
+    assert app.invoke({"x": 1}, stream_mode="values") == {"x": 2, "log": []}
