@@ -66,6 +66,9 @@ class LastValue(Channel):
 
     __slots__ = ()
 
+    def fresh(self) -> Channel:
+        return type(self)(self.key)
+
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
@@ -119,6 +122,9 @@ class Ephemeral(Channel):
     __slots__ = ()
     ephemeral = True
 
+    def fresh(self) -> Channel:
+        return type(self)(self.key)
+
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
@@ -131,6 +137,9 @@ class Topic(Channel):
 
     __slots__ = ()
     ephemeral = True
+
+    def fresh(self) -> Channel:
+        return Topic(self.key)
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._channels import Channel, Deferred, Ephemeral, NamedBarrier, Topic
+from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
 from ._schema import channels_for, field_specs, object_to_dict, reader_for
 from .errors import InvalidUpdateError
@@ -97,6 +97,18 @@ class Plan:
         if as_dict is None:
             raise InvalidUpdateError(f"Expected dict, got {output}")
         return [(k, v) for k, v in as_dict.items() if k in keys]
+
+    def check_single_writes(self, writes: list[tuple[str, Any]]) -> None:
+        """One task may write a plain (non-reducer) key once, as across tasks of a step."""
+        seen: set[str] = set()
+        channels = self.channels
+        for key, _ in writes:
+            if key in seen and isinstance(channels.get(key), LastValue):
+                raise InvalidUpdateError(
+                    f"At key '{key}': Can receive only one value per step. "
+                    "Use an Annotated key to handle multiple values."
+                )
+            seen.add(key)
 
     def command_writes(self, command: Command) -> list[tuple[str, Any]]:
         keys = self.state_key_set

@@ -129,18 +129,37 @@ class CompiledStateGraph:
             return None  # a re-run parent task resumes its subgraph where it stopped
         return value
 
-    def _fork_if_replaying(self, run: Run, value: Any) -> None:
-        if run.parent is None and value is None and run.config["configurable"].get(
-            "checkpoint_id"
-        ) and run.checkpoint_id is not None:
-            run._checkpoint("fork")
-            run.step += 1
-            run.stop += 1
+    @staticmethod
+    def _replaying(saved: CheckpointTuple | None, latest: CheckpointTuple | None) -> bool:
+        """Continuing from a checkpoint that is not the thread's latest forks the thread."""
+        return (
+            saved is not None
+            and latest is not None
+            and latest.checkpoint["id"] != saved.checkpoint["id"]
+        )
+
+    def _fork(self, run: Run) -> None:
+        run.pending = []
+        run._checkpoint("fork")
+        run.step += 1
+        run.stop += 1
 
     # -- sync API -------------------------------------------------------------------------------
 
-    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        """Run the graph to the end (or an interrupt) and return its output state."""
+    def invoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] = "values",
+        **kwargs: Any,
+    ) -> Any:
+        """Run the graph to the end (or an interrupt) and return its output state.
+
+        With another `stream_mode`, return the list of chunks that mode streams.
+        """
+        if stream_mode != "values":
+            return list(self.stream(input, config, stream_mode=stream_mode, **kwargs))
         run = None
         for item in self._stream_items(input, config, [], False, kwargs, keep_run=True):
             run = item
@@ -184,13 +203,17 @@ class CompiledStateGraph:
         lookup = self._lookup_config(run)
         saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
+        fork = False
+        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
+            fork = self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
         driver = drive_sync(run, value, saved, live and run.parent is None)
         first = True
         for _ in driver:
             if first:
                 first = False
-                self._fork_if_replaying(run, value)
-                flush_sync(run)
+                if fork:
+                    self._fork(run)
+                    flush_sync(run)
             while buffer:
                 yield buffer.popleft()
         while buffer:
@@ -243,8 +266,17 @@ class CompiledStateGraph:
 
     # -- async API ------------------------------------------------------------------------------
 
-    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] = "values",
+        **kwargs: Any,
+    ) -> Any:
         """Async `invoke`."""
+        if stream_mode != "values":
+            return [c async for c in self.astream(input, config, stream_mode=stream_mode, **kwargs)]
         run = None
         async for item in self._astream_items(input, config, [], False, kwargs, keep_run=True):
             run = item
@@ -287,12 +319,16 @@ class CompiledStateGraph:
         lookup = self._lookup_config(run)
         saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
+        fork = False
+        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
+            fork = self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
         first = True
         async for _ in drive_async(run, value, saved, live and run.parent is None):
             if first:
                 first = False
-                self._fork_if_replaying(run, value)
-                await flush_async(run)
+                if fork:
+                    self._fork(run)
+                    await flush_async(run)
             while buffer:
                 yield buffer.popleft()
         while buffer:
@@ -351,8 +387,10 @@ class CompiledStateGraph:
 
     def _with_subgraph_states(self, snapshot: StateSnapshot, saver: Any) -> StateSnapshot:
         tasks = []
-        thread_id = snapshot.config["configurable"].get("thread_id")
-        parent_ns = snapshot.config["configurable"].get("checkpoint_ns", "")
+        conf = snapshot.config["configurable"]
+        thread_id = conf.get("thread_id")
+        parent_ns = conf.get("checkpoint_ns", "")
+        checkpoint_map = conf.get("checkpoint_map") or {parent_ns: conf.get("checkpoint_id")}
         for task in snapshot.tasks:
             node = self.plan.nodes.get(task.name)
             if node is not None and node.is_subgraph:
@@ -361,7 +399,20 @@ class CompiledStateGraph:
                 sub = node.callee.fn  # type: ignore[union-attr]
                 saved = saver.get_tuple(sub_config)
                 if saved is not None:
-                    sub_snapshot = sub._with_subgraph_states(sub._snapshot(saved, sub_config), saver)
+                    sub_snapshot = sub._snapshot(saved, sub_config)
+                    sub_conf = dict(sub_snapshot.config["configurable"])
+                    sub_conf["checkpoint_map"] = {**checkpoint_map, ns: sub_conf["checkpoint_id"]}
+                    parent = sub_snapshot.parent_config
+                    if parent is not None:
+                        parent_conf = dict(parent["configurable"])
+                        parent_conf["checkpoint_map"] = {
+                            **checkpoint_map, ns: parent_conf["checkpoint_id"]
+                        }
+                        parent = {"configurable": parent_conf}
+                    sub_snapshot = sub_snapshot._replace(
+                        config={"configurable": sub_conf}, parent_config=parent
+                    )
+                    sub_snapshot = sub._with_subgraph_states(sub_snapshot, saver)
                     task = task._replace(state=sub_snapshot)
             tasks.append(task)
         return snapshot._replace(tasks=tuple(tasks))
@@ -462,6 +513,11 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
         **default.get("configurable", {}), **((config or {}).get("configurable") or {})
     }
     return fn(input, merged, **kw)
+
+
+def _latest(lookup: dict[str, Any]) -> dict[str, Any]:
+    conf = {k: v for k, v in lookup["configurable"].items() if k != "checkpoint_id"}
+    return {"configurable": conf}
 
 
 def _configs(config: Any, count: int) -> list[dict[str, Any] | None]:

@@ -36,7 +36,7 @@ __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values"
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 NO_WRITES = "__no_writes__"
 INTERRUPT_SEEN = "__interrupt__"
-_SPECIAL = frozenset((ERROR, INTERRUPT, RESUME, NO_WRITES))
+LAST_TASKS = "__last__"  # in versions_seen: the nodes of the last step (for update_state)
 _RESERVED_CONF = frozenset(("checkpoint_id", "checkpoint_ns", "checkpoint_map"))
 
 
@@ -91,8 +91,9 @@ class Run:
         self.updated: list[str] | None = None
         self.checkpoint_id: str | None = None
         self.checkpoint_config: dict[str, Any] | None = None
+        self.parent_config: dict[str, Any] | None = None
         self.saved_metadata: dict[str, Any] = {}
-        self.saved_versions: dict[str, int] = {}
+        self.dirty: set[str] = set()  # channels whose version moved since the last checkpoint
         self.pending: list[tuple[str, str, Any]] = []
         self.outbox: list[tuple[str, tuple[Any, ...]]] = []
         self.tasks: list[Task] = []
@@ -136,11 +137,13 @@ class Run:
                 channel.restore(value)
         self.channels = channels
         self.versions = dict(cp["channel_versions"])
-        self.saved_versions = dict(self.versions)
-        self.seen = {k: dict(v) for k, v in cp["versions_seen"].items()}
+        self.seen = {
+            k: dict(v) for k, v in cp["versions_seen"].items() if k in (INTERRUPT_SEEN, LAST_TASKS)
+        }
         self.updated = list(cp["updated_channels"]) if cp.get("updated_channels") else None
         self.checkpoint_id = cp["id"]
         self.checkpoint_config = saved.config
+        self.parent_config = saved.parent_config
         self.saved_metadata = dict(saved.metadata or {})
         self.step = self.saved_metadata.get("step", -2)
         self.pending = list(saved.pending_writes or [])
@@ -162,6 +165,7 @@ class Run:
         self.pending = []
         self.channels[START].update([value])
         self.versions[START] = self.versions.get(START, 0) + 1
+        self.dirty.add(START)
         self.updated = [START]
         self._checkpoint("input")
         self.step += 1
@@ -172,6 +176,10 @@ class Run:
         for task_id, channel, value in self.pending:
             if task_id == NULL_TASK_ID and channel == RESUME:
                 self.null_resume = value
+        if self.emits and self._wants_checkpoint_events() and self.checkpoint_config:
+            self._emit_checkpoint(
+                self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1
+            )
         self.emit_values()
 
     def emit_values(self) -> None:
@@ -204,7 +212,7 @@ class Run:
         if writes:
             null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
             null.writes = writes
-            updated = apply_writes(self.plan, self.channels, self.versions, self.seen, [null], [])
+            updated = apply_writes(self.channels, self.versions, [null], [], self.dirty)
             self.updated = sorted(set(self.updated or ()) | set(updated))
 
     # -- steps ----------------------------------------------------------------------------------
@@ -223,6 +231,7 @@ class Run:
             if finished:
                 for name in finished:
                     self.versions[name] = self.versions.get(name, 0) + 1
+                self.dirty.update(finished)
                 tasks = self._prepare(finished)
         if not tasks:
             self.status = "done"
@@ -237,15 +246,16 @@ class Run:
 
     def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:
         return prepare_tasks(
-            self.plan, self.channels, self.versions, self.seen, candidates,
-            self.step if step is None else step, self.checkpoint_id or "", self.ns,
+            self.plan, self.channels, candidates, self.step if step is None else step,
+            self.checkpoint_id or "", self.ns,
         )
 
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         seen = self.seen.get(INTERRUPT_SEEN, {})
         changed = any(v > seen.get(ch, 0) for ch, v in self.versions.items())
         return changed and any(
-            t.path[0] == PULL and ("*" in names or t.name in names) for t in tasks
+            t.path[0] == PULL and t.name != START and ("*" in names or t.name in names)
+            for t in tasks
         )
 
     def _static_interrupt(self) -> None:
@@ -258,22 +268,18 @@ class Run:
         """On resume, reuse the writes of tasks that already finished in this step."""
         if not self.pending:
             return
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        for task_id, channel, value in self.pending:
-            by_task.setdefault(task_id, []).append((channel, value))
+        by_task = pending_by_task(self.pending)
         for task in tasks:
-            writes = by_task.get(task.id)
-            if not writes:
+            outcome = by_task.get(task.id)
+            if outcome is None:
                 continue
-            resume = [v for ch, v in writes if ch == RESUME]
-            if resume:
-                task.resume = list(resume[-1])
-            if any(ch in (ERROR, INTERRUPT) for ch, _ in writes):
-                continue
-            task.writes = [(ch, v) for ch, v in writes if ch not in _SPECIAL]
-            task.done = True
-            task.cached = True
-            task.update = self._update_of(task)
+            if outcome.resume:
+                task.resume = list(outcome.resume)
+            if outcome.finished:
+                task.writes = outcome.writes
+                task.done = True
+                task.cached = True
+                task.update = self._update_of(task)
 
     def task_finished(self, task: Task) -> None:
         """Record a finished task: persist its writes and stream its update."""
@@ -329,9 +335,8 @@ class Run:
                 raise GraphInterrupt(tuple(interrupts))
             return
         self.pending = []
-        self.updated = apply_writes(
-            self.plan, self.channels, self.versions, self.seen, tasks, self.updated
-        )
+        self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
+        self.seen[LAST_TASKS] = {t.name: self.step for t in tasks}
         if self.emits and "values" in self.sink.modes and any(
             k in self.plan.state_key_set for k in self.updated
         ):
@@ -419,18 +424,25 @@ class Run:
         checkpoint_id = new_checkpoint_id()
         self.checkpoint_id = checkpoint_id
         if self.checkpointer is None and not self._wants_checkpoint_events():
+            self.dirty.clear()
             return
+        # Only the channels whose version moved travel (SPEC §2: a saver stores just those).
+        new_versions = {}
         values = {}
-        for name, channel in self.channels.items():
-            value = channel.checkpoint()
+        channels = self.channels
+        versions = self.versions
+        for name in self.dirty:
+            new_versions[name] = versions[name]
+            value = channels[name].checkpoint()
             if value is not MISSING:
                 values[name] = value
+        self.dirty = set()
         checkpoint = Checkpoint(
             v=1,
             id=checkpoint_id,
             ts=datetime.now(timezone.utc).isoformat(),
             channel_values=values,
-            channel_versions=dict(self.versions),
+            channel_versions=dict(versions),
             versions_seen={k: dict(v) for k, v in self.seen.items()},
             updated_channels=list(self.updated or ()),
         )
@@ -443,8 +455,6 @@ class Run:
                 "checkpoint_id": checkpoint_id,
             }
         }
-        saved_versions = self.saved_versions
-        new_versions = {k: v for k, v in self.versions.items() if saved_versions.get(k) != v}
         if self.checkpointer is not None:
             base = parent_config or {
                 "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
@@ -452,9 +462,8 @@ class Run:
             self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
         self.checkpoint_config = config
         self.saved_metadata = metadata
-        self.saved_versions = dict(self.versions)
         if self.emits and self._wants_checkpoint_events():
-            self._emit_checkpoint(config, parent_config, metadata)
+            self._emit_checkpoint(config, parent_config, metadata, self.step)
 
     def _wants_checkpoint_events(self) -> bool:
         modes = self.sink.modes
@@ -479,9 +488,13 @@ class Run:
         return parents
 
     def _emit_checkpoint(
-        self, config: dict[str, Any], parent_config: dict[str, Any] | None, metadata: dict[str, Any]
+        self,
+        config: dict[str, Any],
+        parent_config: dict[str, Any] | None,
+        metadata: dict[str, Any],
+        step: int,
     ) -> None:
-        next_tasks = self._prepare(self.updated, self.step + 1)
+        next_tasks = self._prepare(self.updated, step + 1)
         payload = {
             "config": _with_ns(config, self.ns),
             "parent_config": _with_ns(parent_config, self.ns) if parent_config else None,
@@ -495,7 +508,9 @@ class Run:
         if "checkpoints" in self.sink.modes:
             self.sink.push((self.ns_tuple, "checkpoints", payload))
         if "debug" in self.sink.modes:
-            self.sink.push((self.ns_tuple, "debug", self._debug("checkpoint", payload)))
+            event = self._debug("checkpoint", payload)
+            event["step"] = step
+            self.sink.push((self.ns_tuple, "debug", event))
 
 
 def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
@@ -530,20 +545,58 @@ def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:
     return {k: values[k] for k in plan.state_keys if k in values}
 
 
+class Outcome:
+    """What a step's pending writes say about one task."""
+
+    __slots__ = ("writes", "finished", "error", "interrupts", "resume")
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, Any]] = []
+        self.finished = False
+        self.error: Any = None
+        self.interrupts: tuple[Interrupt, ...] = ()
+        self.resume: list[Any] = []
+
+
+def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
+    """Group pending writes by task: a task with regular writes (or none) finished, even if
+    an older write of the same step recorded it as interrupted before a resume."""
+    out: dict[str, Outcome] = {}
+    for task_id, channel, value in pending:
+        outcome = out.get(task_id)
+        if outcome is None:
+            outcome = out[task_id] = Outcome()
+        if channel == ERROR:
+            outcome.error = value
+        elif channel == INTERRUPT:
+            outcome.interrupts = tuple(value)
+        elif channel == RESUME:
+            outcome.resume = list(value) if isinstance(value, list) else [value]
+        else:
+            outcome.finished = True
+            if channel != NO_WRITES:
+                outcome.writes.append((channel, value))
+    for outcome in out.values():
+        if outcome.finished:
+            outcome.error, outcome.interrupts = None, ()
+    return out
+
+
 def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[PregelTask, ...]]:
     """The next tasks of a restored run, with results, errors and interrupts from pending writes."""
     tasks = run._prepare(run.updated, run.step + 1)
-    by_task: dict[str, list[tuple[str, Any]]] = {}
-    for task_id, channel, value in run.pending:
-        by_task.setdefault(task_id, []).append((channel, value))
+    if not tasks:  # deferred nodes run once nothing else is left: they are next
+        deferred = [name for name, ch in run.channels.items() if ch.finish()]
+        if deferred:
+            tasks = run._prepare(deferred, run.step + 1)
+    by_task = pending_by_task(run.pending) if with_pending else {}
+    empty = Outcome()
     out = []
     for task in tasks:
-        writes = by_task.get(task.id, []) if with_pending else []
-        error = next((v for ch, v in writes if ch == ERROR), None)
-        interrupts = tuple(i for ch, v in writes if ch == INTERRUPT for i in v)
-        result = None
-        if writes and error is None and not interrupts:
-            task.writes = [(ch, v) for ch, v in writes if ch not in _SPECIAL]
+        outcome = by_task.get(task.id, empty)
+        error, interrupts, result = outcome.error, outcome.interrupts, None
+        if outcome.finished:
+            task.writes = outcome.writes
             task.done = True
             result = {ch: v for ch, v in task.writes if ch in run.plan.state_key_set}
         state = None

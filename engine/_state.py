@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._run import Run
+from ._run import LAST_TASKS, Run
 from ._step import PULL, Task, apply_writes, task_id
 from .errors import InvalidUpdateError
 from .types import START, Command
@@ -14,18 +14,12 @@ __all__ = ["update_state_run"]
 
 def _last_node(run: Run) -> str:
     """The node that ran last, by the trigger versions it has seen; ambiguity is an error."""
-    if run.checkpoint_id is None:
+    last = [n for n in run.seen.get(LAST_TASKS, {}) if n in run.plan.nodes]
+    if run.checkpoint_id is None or not last:
         return START
-    latest: list[tuple[int, str]] = []
-    for name, seen in run.seen.items():
-        if name in run.plan.nodes and seen:
-            latest.append((max(seen.values()), name))
-    if not latest:
-        return START
-    latest.sort(reverse=True)
-    if len(latest) > 1 and latest[0][0] == latest[1][0]:
+    if len(set(last)) > 1:
         raise InvalidUpdateError("Ambiguous update, specify as_node")
-    return latest[0][1]
+    return last[0]
 
 
 def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
@@ -49,6 +43,7 @@ def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
     for branch in node.branches:
         result = branch.router.fn(_local_state(run, task, branch))
         task.writes.extend(_route_writes(run, branch, result))
-    run.updated = apply_writes(plan, run.channels, run.versions, run.seen, [task], run.updated)
+    run.updated = apply_writes(run.channels, run.versions, [task], run.updated, run.dirty)
+    run.seen[LAST_TASKS] = {name: run.step}
     run.pending = []
     run._checkpoint("update")

@@ -18,7 +18,6 @@ __all__ = ["Task", "apply_writes", "prepare_tasks", "task_id"]
 
 PULL = "__pregel_pull"
 PUSH = "__pregel_push"
-_EMPTY: dict[str, int] = {}
 
 
 def task_id(checkpoint_id: str, ns: str, step: int, name: str, kind: str, index: Any) -> str:
@@ -74,20 +73,21 @@ def _read(node: NodePlan, channels: dict[str, Channel]) -> Any:
 def prepare_tasks(
     plan: Plan,
     channels: dict[str, Channel],
-    versions: dict[str, int],
-    seen: dict[str, dict[str, int]],
     candidates: Iterable[str] | None,
     step: int,
     checkpoint_id: str,
     ns: str,
 ) -> list[Task]:
-    """The tasks of `step`: nodes whose triggers changed since they last ran, then Sends.
+    """The tasks of `step`: nodes with an available trigger, then one task per pending Send.
 
-    `candidates` are the channels updated by the previous step (None: consider every node,
-    as after restoring an old checkpoint without that list).
+    Every trigger channel is consumed by the step after it was written (ephemeral edges,
+    barriers that reset, deferred edges), so an available trigger is a pending one: no
+    per-node "versions seen" bookkeeping is needed. `candidates` are the channels updated by
+    the previous step (None: consider every node, as after `update_state` on an old file).
     """
+    nodes = plan.nodes
     if candidates is None:
-        names: Iterable[str] = plan.nodes
+        names: Iterable[str] = nodes
         check_sends = True
     else:
         found: set[str] = set()
@@ -96,22 +96,16 @@ def prepare_tasks(
         for channel in candidates:
             if channel == TASKS:
                 check_sends = True
-            nodes = lookup.get(channel)
-            if nodes:
-                found.update(nodes)
-        names = sorted(found, key=lambda n: plan.nodes[n].index) if len(found) > 1 else found
+            triggered = lookup.get(channel)
+            if triggered:
+                found.update(triggered)
+        names = sorted(found, key=lambda n: nodes[n].index) if len(found) > 1 else found
     tasks: list[Task] = []
     for name in names:
-        node = plan.nodes[name]
-        node_seen = seen.get(name, _EMPTY)
-        for trigger in node.triggers:
-            if versions.get(trigger, 0) > node_seen.get(trigger, 0) and channels[
-                trigger
-            ].is_available():
-                break
-        else:
-            continue
+        node = nodes[name]
         triggers = tuple(t for t in node.triggers if channels[t].is_available())
+        if not triggers:
+            continue
         if name == "__start__":
             value = channels["__start__"].value
         else:
@@ -124,36 +118,33 @@ def prepare_tasks(
         sends = channels[TASKS].value
         if sends is not MISSING:
             for index, send in enumerate(sends):
-                node = plan.nodes.get(send.node) if isinstance(send, Send) else None
+                node = nodes.get(send.node) if isinstance(send, Send) else None
                 if node is None:
                     continue
                 tid = task_id(checkpoint_id, ns, step, send.node, PUSH, index)
                 tasks.append(
-                    Task(tid, node, send.arg, (PUSH, index), (TASKS,), ns, (1, index))
+                    Task(tid, node, send.arg, (PUSH, index), (PUSH,), ns, (1, index))
                 )
     return tasks
 
 
 def apply_writes(
-    plan: Plan,
     channels: dict[str, Channel],
     versions: dict[str, int],
-    seen: dict[str, dict[str, int]],
     tasks: list[Task],
     previously_updated: Iterable[str] | None,
+    dirty: set[str],
 ) -> list[str]:
-    """Apply a finished step's writes; returns the channels whose value changed."""
+    """Apply a finished step's writes; returns the channels whose value changed.
+
+    Every channel whose version moves is added to `dirty` (what the next checkpoint stores).
+    """
     for task in tasks:
-        if task.path[0] != PULL:
-            continue
-        node_seen = dict(seen.get(task.name, _EMPTY))
-        for trigger in task.node.triggers:
-            version = versions.get(trigger)
-            if version is not None:
-                node_seen[trigger] = version
-            if channels[trigger].consume():
-                versions[trigger] = versions.get(trigger, 0) + 1
-        seen[task.name] = node_seen
+        if task.path[0] == PULL:
+            for trigger in task.node.triggers:
+                if channels[trigger].consume():
+                    versions[trigger] = versions.get(trigger, 0) + 1
+                    dirty.add(trigger)
 
     grouped: dict[str, list[Any]] = {}
     for task in sorted(tasks, key=_order) if len(tasks) > 1 else tasks:
@@ -170,17 +161,20 @@ def apply_writes(
         if channel is not None and channel.update(values):
             versions[name] = versions.get(name, 0) + 1
             updated.append(name)
+    dirty.update(updated)
 
-    written = grouped.keys()
     stale = (
         previously_updated
         if previously_updated is not None
         else [name for name, ch in channels.items() if ch.ephemeral]
     )
     for name in stale:
+        if name in grouped:
+            continue
         channel = channels.get(name)
-        if channel is not None and channel.ephemeral and name not in written and channel.clear():
+        if channel is not None and channel.ephemeral and channel.clear():
             versions[name] = versions.get(name, 0) + 1
+            dirty.add(name)
     return updated
 
 

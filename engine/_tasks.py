@@ -55,6 +55,7 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
         isinstance(c, Command) for c in output
     ):
         writes = [w for c in output for w in _command(run, c)]
+        plan.check_single_writes(writes)
     else:
         writes = plan.updates_of(output)
     writes.extend(task.node.edge_writes)
@@ -76,7 +77,9 @@ def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
     if command.graph == Command.PARENT:
         if run.parent is None:
             raise InvalidUpdateError("There is no parent graph")
-        raise ParentCommand(Command(update=command.update, goto=command.goto))
+        signal = ParentCommand(Command(update=command.update, goto=command.goto))
+        signal.target = run.parent
+        raise signal
     return run.plan.command_writes(command)
 
 
@@ -126,7 +129,9 @@ def _retry_policy(task: Task, error: Exception, attempt: int) -> RetryPolicy | N
 
 
 def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
-    """A subgraph node asked its parent (this task's graph) to update/goto."""
+    """A node of this task's subgraph asked this graph to update/goto, as if this task had."""
+    if getattr(signal, "target", None) is not run:
+        raise signal  # meant for a graph further up: leaves this run like an error
     task.writes = run.plan.command_writes(signal.command) + list(task.node.edge_writes)
 
 
@@ -160,6 +165,9 @@ def execute_sync(run: Run, task: Task) -> None:
             return
         except GraphInterrupt as signal:
             run.task_interrupted(task, signal.interrupts)
+            return
+        except ParentCommand as signal:
+            task.error = signal  # not persisted: the parent graph applies it
             return
         except GraphBubbleUp as signal:
             run.task_failed(task, signal)
@@ -222,6 +230,9 @@ async def execute_async(run: Run, task: Task) -> None:
             return
         except GraphInterrupt as signal:
             run.task_interrupted(task, signal.interrupts)
+            return
+        except ParentCommand as signal:
+            task.error = signal  # not persisted: the parent graph applies it
             return
         except GraphBubbleUp as signal:
             run.task_failed(task, signal)

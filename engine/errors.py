@@ -80,3 +80,4 @@ class ParentCommand(GraphBubbleUp):
     def __init__(self, command: Command) -> None:
         super().__init__(command)
         self.command = command
+        self.target: object = None  # the run whose graph applies the command

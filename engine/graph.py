@@ -7,7 +7,9 @@ into an immutable plan (`_plan.py`) run by `CompiledStateGraph` (`_pregel.py`).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
+import typing
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -104,7 +106,7 @@ class StateGraph(Generic[StateT]):
             action, node = node, _name_of(node)
         if action is None or not (callable(action) or hasattr(action, "invoke")):
             raise TypeError(
-                "Expected a Runnable, callable or dict. "
+                "Expected a Runnable, callable or dict."
                 f"Instead got an unsupported type: {type(action)}"
             )
         if self.compiled:
@@ -121,6 +123,8 @@ class StateGraph(Generic[StateT]):
             raise ValueError(f"Node `{node}` already present.")
         if node in (START, END):
             raise ValueError(f"Node `{node}` is reserved.")
+        if input_schema is None:
+            input_schema = _annotated_input(action, self.state_schema)
         if input_schema is not None:
             for name, spec in field_specs(input_schema).items():
                 self.fields.setdefault(name, spec)
@@ -170,6 +174,8 @@ class StateGraph(Generic[StateT]):
         else:
             mapping = None
         name = _name_of(path)
+        if name == "<lambda>":
+            name = "condition"
         branches = self.branches.setdefault(source, {})
         if name in branches:
             raise ValueError(
@@ -277,6 +283,21 @@ def _interrupt_list(value: Sequence[str] | str | None) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(value)
+
+
+def _annotated_input(action: Any, state_schema: Any) -> Any:
+    """A node typed `def node(state: Private)` reads `Private`'s keys (LangGraph infers it)."""
+    if not callable(action) or isinstance(action, type):
+        return None
+    try:
+        hints = typing.get_type_hints(action)
+        first = next(iter(inspect.signature(action).parameters), None)
+    except Exception:  # unresolvable annotations: read the whole state
+        return None
+    hint = hints.get(first) if first else None
+    if hint is None or hint is state_schema or not isinstance(hint, type):
+        return None
+    return hint if field_specs(hint) else None
 
 
 def _name_of(obj: Any) -> str:

@@ -102,7 +102,9 @@ class Normalizer:
         if isinstance(obj, str):
             return self.string(obj)
         if isinstance(obj, BaseException):
-            return ("raised", type(obj).__name__, str(obj).split("\n")[0])
+            # LangGraph appends links to its own docs; the message before them must match.
+            first = str(obj).split("\n")[0]
+            return ("raised", type(obj).__name__, re.sub(r"\s*Docs: https?://\S+$", "", first))
         cls_name = type(obj).__name__
         if cls_name == "Interrupt" and hasattr(obj, "value"):
             return ("Interrupt", self.norm(obj.value))
