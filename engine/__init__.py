@@ -4,7 +4,7 @@ Port a LangGraph graph by changing its imports to ``from engine import ...``.
 """
 
 from ._context import Runtime, get_config, get_runtime, get_store, get_stream_writer, interrupt
-from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
+from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages, emit_message
 from ._pregel import CompiledStateGraph
 from .errors import (
     EmptyInputError,
@@ -55,6 +55,7 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "add_messages",
+    "emit_message",
     "get_config",
     "get_runtime",
     "get_store",

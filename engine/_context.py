@@ -16,7 +16,7 @@ from .errors import GraphInterrupt
 from .types import Interrupt
 
 if TYPE_CHECKING:
-    from ._run import RunContext
+    from ._run import Run as RunContext
     from ._step import Task
 
 __all__ = [
@@ -49,12 +49,12 @@ class Runtime(Generic[ContextT]):
 class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
-    __slots__ = ("task", "run", "config", "runtime", "writer", "interrupt_index", "resume", "ns")
+    __slots__ = ("task", "run", "_config", "runtime", "writer", "interrupt_index", "resume", "ns")
 
-    def __init__(self, task: Task, run: RunContext, config: dict[str, Any]) -> None:
+    def __init__(self, task: Task, run: RunContext) -> None:
         self.task = task
         self.run = run
-        self.config = config
+        self._config: dict[str, Any] | None = None
         self.ns = task.ns
         self.writer = run.custom_writer(task)
         self.runtime = Runtime(
@@ -62,6 +62,13 @@ class TaskScope:
         )
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The task's config, built on first use (most nodes never ask for it)."""
+        if self._config is None:
+            self._config = self.run.task_config(self.task)
+        return self._config
 
 
 current_scope: contextvars.ContextVar[TaskScope | None] = contextvars.ContextVar(

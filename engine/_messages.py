@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, TypedDict
 
-__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "add_messages"]
+__all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "add_messages", "emit_message"]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 
@@ -96,3 +96,130 @@ class MessagesState(TypedDict):
     """A state with one `messages` key reduced by `add_messages`."""
 
     messages: Annotated[list[Any], add_messages]
+
+
+# -- the `messages` stream mode ---------------------------------------------------------------
+
+TAG_NOSTREAM = "nostream"
+
+
+def is_message(value: Any) -> bool:
+    """A chat message: a LangChain message object, or a dict with content and a type/role."""
+    if isinstance(value, dict):
+        return "content" in value and ("type" in value or "role" in value)
+    return hasattr(value, "content") and hasattr(value, "type") and hasattr(value, "id")
+
+
+def messages_in(value: Any) -> list[Any]:
+    """The messages held by a state update or input (top-level values and lists of them)."""
+    found: list[Any] = []
+    if not isinstance(value, dict):
+        return found
+    for item in value.values():
+        if isinstance(item, list):
+            found.extend(m for m in item if is_message(m))
+        elif is_message(item):
+            found.append(item)
+    return found
+
+
+def message_id(message: Any) -> Any:
+    return _get(message, "id")
+
+
+def emit_message(
+    message: Any, *, tags: list[str] | None = None, metadata: dict[str, Any] | None = None
+) -> None:
+    """Stream a message or a token from node code in `messages` mode, with no framework.
+
+    `message` is a message dict (``{"type": "AIMessageChunk", "content": "tok", "id": "m1"}``),
+    a LangChain message object, or a plain string (a token of this task's one AI message).
+    Messages streamed here are not emitted again when the node returns them (same id).
+    """
+    from ._context import _scope
+
+    scope = _scope("emit_message")
+    if isinstance(message, str):
+        message = {"type": "AIMessageChunk", "content": message, "id": f"run-{scope.task.id}"}
+    extra = dict(metadata or {})
+    if tags:
+        extra["tags"] = list(tags)
+    scope.run.push_message(scope.task, message, extra)
+
+
+_HANDLER_CLASS: Any = None
+
+
+def langchain_handler(run: Any, task: Any) -> Any:
+    """A LangChain callback handler that streams chat model tokens of `task` (or None).
+
+    Only when langchain-core is already imported (a user's LangChain model is): graphrun never
+    imports it on its own. Subclassing LangChain's streaming marker makes `model.invoke()`
+    stream tokens internally, as it does under LangGraph.
+    """
+    import sys
+
+    if "langchain_core" not in sys.modules:
+        return None
+    global _HANDLER_CLASS
+    if _HANDLER_CLASS is None:
+        _HANDLER_CLASS = _make_handler_class()
+    return _HANDLER_CLASS(run, task)
+
+
+def _make_handler_class() -> Any:
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
+        run_inline = True
+
+        def __init__(self, run: Any, task: Any) -> None:
+            self.run = run
+            self.task = task
+            self.active: dict[Any, dict[str, Any]] = {}
+            self.streamed: set[Any] = set()
+
+        def tap_output_iter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def on_chat_model_start(
+            self, serialized: Any, messages: Any, *, run_id: Any, tags: Any = None,
+            metadata: Any = None, **kwargs: Any,
+        ) -> None:
+            if tags and TAG_NOSTREAM in tags:
+                return
+            meta = dict(metadata or {})
+            meta["checkpoint_ns"] = self.task.ns.split("|")[0]
+            if tags:
+                meta["tags"] = list(tags)
+            self.active[run_id] = meta
+
+        def on_llm_new_token(
+            self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
+        ) -> None:
+            meta = self.active.get(run_id)
+            message = getattr(chunk, "message", None)
+            if meta is None or message is None:
+                return
+            self.streamed.add(run_id)
+            self.run.push_message(self.task, message, meta, replace=True)
+
+        def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
+            meta = self.active.pop(run_id, None)
+            if meta is not None and run_id not in self.streamed:
+                for generations in response.generations:
+                    for generation in generations:
+                        message = getattr(generation, "message", None)
+                        if message is not None:
+                            self.run.push_message(self.task, message, meta, replace=True)
+            self.streamed.discard(run_id)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            self.active.pop(run_id, None)
+            self.streamed.discard(run_id)
+
+    return MessagesHandler

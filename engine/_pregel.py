@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 
 from checkpoints.base import CheckpointTuple
@@ -348,17 +349,22 @@ class CompiledStateGraph:
         configs = _configs(config, len(inputs))
         results: list[Any] = [None] * len(inputs)
 
-        async def one(index: int) -> None:
+        failures: list[tuple[int, Exception]] = []
+
+        async def one(index: int, tg: anyio.abc.TaskGroup) -> None:
             try:
                 results[index] = await self.ainvoke(inputs[index], configs[index], **kwargs)
             except Exception as error:
-                if not return_exceptions:
-                    raise
                 results[index] = error
+                if not return_exceptions:
+                    failures.append((index, error))
+                    tg.cancel_scope.cancel()  # the first failure stops the batch
 
         async with anyio.create_task_group() as tg:
             for index in range(len(inputs)):
-                tg.start_soon(one, index)
+                tg.start_soon(one, index, tg)
+        if failures:
+            raise min(failures, key=lambda f: f[0])[1]
         return results
 
     # -- state ----------------------------------------------------------------------------------

@@ -102,6 +102,10 @@ class Run:
         self.resume_map: dict[str, Any] = {}
         self.null_resume: Any = NOTHING
         self.resuming = False
+        self.seen_messages: set[Any] = set()  # ids already streamed in `messages` mode (root)
+        modes = sink.modes
+        self.want_messages = self.emits and "messages" in modes
+        self.lc_callbacks = ("messages" in modes or "events" in modes) and _langchain_loaded()
 
     # -- helpers tasks reach through TaskScope ---------------------------------------------------
 
@@ -121,6 +125,70 @@ class Run:
             value, root.null_resume = root.null_resume, NOTHING
             return value
         return NOTHING
+
+    def task_config(self, task: Task) -> dict[str, Any]:
+        """The config a node (and LangChain code inside it) sees: LangGraph's keys and shape."""
+        config = self.config
+        conf = dict(config.get("configurable") or {})
+        conf["checkpoint_ns"] = task.ns
+        metadata = dict(config.get("metadata") or {})
+        if self.thread_id is not None and self.checkpointer is not None:
+            metadata.setdefault("thread_id", self.thread_id)
+        metadata.update(self.task_metadata(task))
+        out = {**config, "configurable": conf, "metadata": metadata}
+        if self.lc_callbacks:
+            from ._messages import langchain_handler
+
+            handler = langchain_handler(self, task) if self.want_messages else None
+            out["callbacks"] = [handler] if handler is not None else []
+        return out
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        return {
+            "langgraph_step": self.step,
+            "langgraph_node": task.name,
+            "langgraph_triggers": task.triggers,
+            "langgraph_path": task.path,
+            "langgraph_checkpoint_ns": task.ns,
+            **task.node.metadata,
+        }
+
+    def push_message(
+        self, task: Task, message: Any, metadata: dict[str, Any], replace: bool = False
+    ) -> None:
+        """Stream one message (chunk) of `task` in `messages` mode, remembering its id."""
+        if not self.want_messages:
+            return
+        from ._messages import message_id
+
+        if replace:
+            meta = metadata
+        else:
+            meta = dict(self.config.get("metadata") or {})
+            if self.thread_id is not None and self.checkpointer is not None:
+                meta["thread_id"] = self.thread_id
+            meta["ls_integration"] = "langgraph"
+            meta.update(self.task_metadata(task))
+            meta.update(metadata)
+        mid = message_id(message)
+        if mid is not None:
+            self.root.seen_messages.add(mid)
+        self.sink.push((self.ns_tuple, "messages", (message, meta)))
+
+    def _emit_returned_messages(self, task: Task) -> None:
+        """Messages a node returned without streaming them are emitted whole, once per id."""
+        from ._messages import _with_id, message_id, messages_in
+
+        if task.update is None:
+            return
+        seen = self.root.seen_messages
+        inputs = {message_id(m) for m in messages_in(task.input)}
+        for message in messages_in(task.update):
+            mid = message_id(message)
+            if mid is None:
+                self.push_message(task, _with_id(message), {})
+            elif mid not in seen and mid not in inputs:
+                self.push_message(task, message, {})
 
     # -- start ----------------------------------------------------------------------------------
 
@@ -287,6 +355,8 @@ class Run:
         task.update = self._update_of(task)
         self._put_writes(task.id, task.writes or [(NO_WRITES, None)])
         if self.emits:
+            if self.want_messages and task.name != START:
+                self._emit_returned_messages(task)
             self._emit_task_end(task)
 
     def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
@@ -470,9 +540,9 @@ class Run:
         return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
 
     def _metadata(self, source: str) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
-        for key, value in self.config.get("metadata", {}).items():
-            meta[key] = value
+        # The caller's metadata (the server's run_id, graph_id...) on root checkpoints only:
+        # a subgraph's config metadata is its parent task's (LangGraph keeps those bare).
+        meta: dict[str, Any] = dict(self.config.get("metadata") or {}) if self.parent is None else {}
         meta["source"] = source
         meta["step"] = self.step
         meta["parents"] = self._parents()
@@ -526,6 +596,12 @@ def _describe(error: BaseException) -> dict[str, str]:
 
 def _noop(_: Any) -> None:
     return None
+
+
+def _langchain_loaded() -> bool:
+    import sys
+
+    return "langchain_core" in sys.modules
 
 
 def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:

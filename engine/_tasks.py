@@ -135,12 +135,22 @@ def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
     task.writes = run.plan.command_writes(signal.command) + list(task.node.edge_writes)
 
 
+def _langchain_context(run: Run, scope: TaskScope) -> Any:
+    """Let LangChain runnables called inside the node inherit the task config (callbacks)."""
+    if not run.lc_callbacks:
+        return None
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    return var_child_runnable_config.set(scope.config)
+
+
 # -- one task, sync -------------------------------------------------------------------------------
 
 
 def _call_sync(run: Run, task: Task) -> None:
-    scope = TaskScope(task, run, run.config)
+    scope = TaskScope(task, run)
     token = current_scope.set(scope)
+    lc_token = _langchain_context(run, scope)
     try:
         output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
         task.writes = _writes_of(run, task, output)
@@ -148,6 +158,8 @@ def _call_sync(run: Run, task: Task) -> None:
             state = _local_state(run, task, branch)
             task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
     finally:
+        if lc_token is not None:
+            lc_token.var.reset(lc_token)
         current_scope.reset(token)
 
 
@@ -194,9 +206,10 @@ def _in_scope(scope: TaskScope, fn: Any, *args: Any) -> Any:
 
 
 async def _acall(run: Run, task: Task) -> None:
-    scope = TaskScope(task, run, run.config)
+    scope = TaskScope(task, run)
     callee = task.node.callee
     token = current_scope.set(scope)
+    lc_token = _langchain_context(run, scope)
     try:
         if callee is None:
             output = task.input
@@ -214,6 +227,8 @@ async def _acall(run: Run, task: Task) -> None:
                 result = branch.router.call(state, scope)
             task.writes.extend(_route_writes(run, branch, result))
     finally:
+        if lc_token is not None:
+            lc_token.var.reset(lc_token)
         current_scope.reset(token)
 
 

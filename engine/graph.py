@@ -6,6 +6,7 @@ into an immutable plan (`_plan.py`) run by `CompiledStateGraph` (`_pregel.py`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import logging
@@ -51,7 +52,7 @@ class StateGraph(Generic[StateT]):
 
     def __init__(
         self,
-        state_schema: Any = None,
+        state_schema: Any,
         context_schema: Any = None,
         *,
         input_schema: Any = None,
@@ -215,6 +216,10 @@ class StateGraph(Generic[StateT]):
 
     # -- validation and compile -----------------------------------------------------------------
 
+    def _frozen(self) -> StateGraph[StateT]:
+        """The compiled graph keeps this copy: later builder edits do not reach it."""
+        return _copy_graph(self)
+
     def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph[StateT]:
         """Raise ValueError for a graph that cannot run: unknown nodes, no entry point."""
         sources = {src for src, _ in self.edges}
@@ -268,13 +273,22 @@ class StateGraph(Generic[StateT]):
         plan = build_plan(self, interrupt_before=before, interrupt_after=after)
         return CompiledStateGraph(
             plan,
-            builder=self,
+            builder=self._frozen(),
             checkpointer=checkpointer,
             store=store,
             cache=cache,
             name=name or "LangGraph",
             debug=debug,
         )
+
+
+def _copy_graph(graph: StateGraph[Any]) -> StateGraph[Any]:
+    frozen = copy.copy(graph)
+    frozen.nodes = dict(graph.nodes)
+    frozen.edges = list(graph.edges)
+    frozen.waiting_edges = list(graph.waiting_edges)
+    frozen.branches = {k: dict(v) for k, v in graph.branches.items()}
+    return frozen
 
 
 def _interrupt_list(value: Sequence[str] | str | None) -> tuple[str, ...]:
