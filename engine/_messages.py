@@ -178,6 +178,7 @@ def _make_handler_class() -> Any:
             self.run = run
             self.task = task
             self.active: dict[Any, dict[str, Any]] = {}
+            self.names: dict[Any, str] = {}
             self.streamed: set[Any] = set()
 
         def tap_output_iter(self, run_id: Any, output: Any) -> Any:
@@ -197,6 +198,9 @@ def _make_handler_class() -> Any:
             if tags:
                 meta["tags"] = list(tags)
             self.active[run_id] = meta
+            name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
+            self.names[run_id] = name
+            self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
 
         def on_llm_new_token(
             self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
@@ -207,16 +211,32 @@ def _make_handler_class() -> Any:
                 return
             self.streamed.add(run_id)
             self.run.push_message(self.task, message, meta, replace=True)
+            self._event("on_chat_model_stream", run_id, {"chunk": message})
 
         def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
-            meta = self.active.pop(run_id, None)
-            if meta is not None and run_id not in self.streamed:
-                for generations in response.generations:
-                    for generation in generations:
-                        message = getattr(generation, "message", None)
-                        if message is not None:
-                            self.run.push_message(self.task, message, meta, replace=True)
+            meta = self.active.get(run_id)
+            output = None
+            for generations in response.generations:
+                for generation in generations:
+                    output = getattr(generation, "message", None)
+                    if meta is not None and output is not None and run_id not in self.streamed:
+                        self.run.push_message(self.task, output, meta, replace=True)
+            self._event("on_chat_model_end", run_id, {"output": output})
+            self.active.pop(run_id, None)
+            self.names.pop(run_id, None)
             self.streamed.discard(run_id)
+
+        def _event(self, kind: str, run_id: Any, data: dict[str, Any]) -> None:
+            events = self.run.events
+            meta = self.active.get(run_id)
+            if events is None or meta is None:
+                return
+            tags = list(meta.get("tags", []))
+            metadata = {k: v for k, v in meta.items() if k != "tags"}
+            events.chat_model(
+                self.task, kind, self.names.get(run_id, "ChatModel"), str(run_id), data,
+                metadata, tags,
+            )
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             self.active.pop(run_id, None)

@@ -337,6 +337,20 @@ class CompiledStateGraph:
         if keep_run:
             yield run
 
+    async def astream_events(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        version: str = "v2",
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run lifecycle events (astream_events v2 shapes); same as `stream_mode="events"`."""
+        if version != "v2":
+            raise ValueError("Only version='v2' is supported")
+        async for event in self.astream(input, config, stream_mode="events", **kwargs):
+            yield event
+
     async def abatch(
         self,
         inputs: Sequence[Any],

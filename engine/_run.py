@@ -22,6 +22,7 @@ from checkpoints.base import (
 
 from ._channels import MISSING, Channel
 from ._context import NOTHING
+from ._events import Events
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, prepare_tasks
 from ._stream import Sink, task_payload, task_result_payload
@@ -67,6 +68,7 @@ class Run:
         self.config = config
         self.sink = sink
         self.parent = parent
+        self.parent_task = parent_task
         self.root: Run = parent.root if parent is not None else self
         self.checkpointer = checkpointer
         self.store = store
@@ -106,6 +108,7 @@ class Run:
         modes = sink.modes
         self.want_messages = self.emits and "messages" in modes
         self.lc_callbacks = ("messages" in modes or "events" in modes) and _langchain_loaded()
+        self.events: Events | None = Events(self) if "events" in modes else None
 
     # -- helpers tasks reach through TaskScope ---------------------------------------------------
 
@@ -139,7 +142,8 @@ class Run:
         if self.lc_callbacks:
             from ._messages import langchain_handler
 
-            handler = langchain_handler(self, task) if self.want_messages else None
+            wanted = self.want_messages or self.events is not None
+            handler = langchain_handler(self, task) if wanted else None
             out["callbacks"] = [handler] if handler is not None else []
         return out
 
@@ -220,6 +224,8 @@ class Run:
         """Apply the run's input: fresh input, None (continue) or a Command (resume/update)."""
         self.step += 1
         self.stop = self.step + self.recursion_limit + 1
+        if self.events is not None:
+            self.events.graph_start(value)
         if isinstance(value, Command):
             self._begin_command(value)
         elif value is None:
@@ -354,6 +360,8 @@ class Run:
         task.done = True
         task.update = self._update_of(task)
         self._put_writes(task.id, task.writes or [(NO_WRITES, None)])
+        if self.events is not None and task.name != START:
+            self.events.node_end(task)
         if self.emits:
             if self.want_messages and task.name != START:
                 self._emit_returned_messages(task)
@@ -378,11 +386,15 @@ class Run:
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
+        if self.events is not None:
+            self.events.node_error(task, error)
         self._put_writes(task.id, [(ERROR, _describe(error))])
         if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
             self._emit_task_result(task)
 
     def task_started(self, task: Task) -> None:
+        if self.events is not None and task.name != START:
+            self.events.node_start(task)
         if not self.emits or task.name == START:
             return
         modes = self.sink.modes
@@ -440,6 +452,11 @@ class Run:
             if value is not MISSING:
                 out[key] = value
         return out
+
+    def end(self) -> None:
+        """The run stopped normally (done or interrupted)."""
+        if self.events is not None:
+            self.events.graph_end(self.values(self.plan.output_keys))
 
     def output(self) -> dict[str, Any]:
         result: dict[str, Any] = self.values(self.plan.output_keys)

@@ -330,6 +330,7 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             yield
             if run.status != "pending":
                 break
+        run.end()
     finally:
         if run.status == "pending":
             run.status = "failed"
@@ -389,6 +390,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             yield
             if run.status != "pending":
                 break
+        run.end()
     finally:
         if run.status == "pending":
             run.status = "failed"

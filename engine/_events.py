@@ -1,0 +1,107 @@
+"""The `events` stream mode: run and node lifecycle events in the style of astream_events v2.
+
+Event: ``{event, name, run_id, tags, metadata, data, parent_ids}`` (SPEC §1). The graph run
+emits `on_chain_start`/`on_chain_end` around the run and `on_chain_stream` per node update;
+each node emits its own start/stream/end with `parent_ids` leading back to the graph run.
+Subgraph nodes nest under their parent task. Chat models called inside a node add
+`on_chat_model_*` events through the LangChain bridge in `_messages.py`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._run import Run
+    from ._step import Task
+
+__all__ = ["Events"]
+
+
+class Events:
+    """Builds the events of one run (root or subgraph) and pushes them to the sink."""
+
+    __slots__ = ("run", "run_id", "parents", "name", "tags", "metadata")
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        config = run.config
+        if run.parent is None:
+            self.run_id = str(config.get("run_id") or uuid.uuid4())
+            self.parents: list[str] = []
+        else:
+            outer = run.parent.events
+            task = run.parent_task
+            self.run_id = task.id if task is not None else str(uuid.uuid4())
+            self.parents = [*outer.parents, outer.run_id] if outer is not None else []
+        self.name = run.graph.name
+        self.tags = list(config.get("tags") or [])
+        self.metadata = {**(config.get("metadata") or {}), "ls_integration": "langgraph"}
+
+    def _push(self, event: dict[str, Any]) -> None:
+        run = self.run
+        run.sink.push((run.ns_tuple, "events", event))
+
+    def _event(
+        self, kind: str, name: str, run_id: str, tags: list[str], metadata: dict[str, Any],
+        data: dict[str, Any], parents: list[str],
+    ) -> dict[str, Any]:
+        return {
+            "event": kind,
+            "data": data,
+            "name": name,
+            "tags": tags,
+            "run_id": run_id,
+            "metadata": metadata,
+            "parent_ids": parents,
+        }
+
+    def graph_start(self, value: Any) -> None:
+        if self.run.parent is None:
+            self._push(self._event("on_chain_start", self.name, self.run_id, self.tags,
+                                   self.metadata, {"input": value}, []))
+
+    def graph_end(self, output: Any) -> None:
+        if self.run.parent is None:
+            self._push(self._event("on_chain_end", self.name, self.run_id, self.tags,
+                                   self.metadata, {"output": output}, []))
+
+    def _node(self, task: Task) -> tuple[list[str], dict[str, Any], list[str]]:
+        tags = [*self.tags, f"graph:step:{self.run.step}"]
+        metadata = {
+            **(self.run.config.get("metadata") or {}),
+            "ls_integration": "langgraph",
+            **self.run.task_metadata(task),
+        }
+        return tags, metadata, [*self.parents, self.run_id]
+
+    def node_start(self, task: Task) -> None:
+        tags, metadata, parents = self._node(task)
+        self._push(self._event("on_chain_start", task.name, task.id, tags, metadata,
+                               {"input": task.input}, parents))
+
+    def node_end(self, task: Task) -> None:
+        tags, metadata, parents = self._node(task)
+        output = task.update
+        if output is not None:
+            self._push(self._event("on_chain_stream", task.name, task.id, tags, metadata,
+                                   {"chunk": output}, parents))
+        self._push(self._event("on_chain_end", task.name, task.id, tags, metadata,
+                               {"output": output, "input": task.input}, parents))
+        if self.run.parent is None:
+            self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
+                                   self.metadata, {"chunk": {task.name: output}}, []))
+
+    def node_error(self, task: Task, error: BaseException) -> None:
+        tags, metadata, parents = self._node(task)
+        self._push(self._event("on_chain_error", task.name, task.id, tags, metadata,
+                               {"error": error, "input": task.input}, parents))
+
+    def chat_model(
+        self, task: Task, kind: str, name: str, run_id: str, data: dict[str, Any],
+        metadata: dict[str, Any], tags: list[str],
+    ) -> None:
+        """A chat model event from the LangChain bridge, nested under the node's task."""
+        parents = [*self.parents, self.run_id, task.id]
+        self._push(self._event(kind, name, run_id, tags, metadata, data, parents))
