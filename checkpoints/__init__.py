@@ -1,15 +1,18 @@
 """Checkpoint savers: the protocol, an in-memory and a SQLite back end, and the serializer."""
 
 from .base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
+from .cache import BaseCache, InMemoryCache
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
 from .sqlite import SqliteSaver
 
 __all__ = [
+    "BaseCache",
     "BaseCheckpointSaver",
     "Checkpoint",
     "CheckpointMetadata",
     "CheckpointTuple",
+    "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",
     "SerializationError",

@@ -38,9 +38,7 @@ def serialize_put(
     """Serialize on the caller's thread, so the stored copy is taken at `put` time."""
     dumps = serde.dumps
     values = checkpoint["channel_values"]
-    blobs = [
-        (ch, v, dumps(values[ch]) if ch in values else None) for ch, v in new_versions.items()
-    ]
+    blobs = [(ch, v, dumps(values[ch]) if ch in values else None) for ch, v in new_versions.items()]
     rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
     return SerializedPut(blobs, dumps(rest), dumps(metadata))
 

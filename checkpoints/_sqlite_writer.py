@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import sqlite3
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -59,13 +61,22 @@ class Rows:
         self.writes += other.writes
 
     async def insert(self, conn: aiosqlite.Connection) -> None:
-        for sql, rows in (
-            (_INSERT_BLOB, self.blobs),
-            (_INSERT_CHECKPOINT, self.checkpoints),
-            (_INSERT_WRITE, self.writes),
-        ):
-            if rows:
-                await conn.executemany(sql, rows)
+        """Queue all statements on the connection thread at once: it runs them in order, and
+        the loop waits for one round trip instead of three. A failure still stops the commit,
+        which the caller issues only after they all succeeded."""
+        statements = [
+            conn.executemany(sql, rows)
+            for sql, rows in (
+                (_INSERT_BLOB, self.blobs),
+                (_INSERT_CHECKPOINT, self.checkpoints),
+                (_INSERT_WRITE, self.writes),
+            )
+            if rows
+        ]
+        if len(statements) == 1:
+            await statements[0]  # no gather task for the common single-statement batch
+        else:
+            await asyncio.gather(*statements)
 
 
 @dataclass
@@ -91,6 +102,7 @@ class Writer:
         self._state = _IDLE
         self._closed = False
         self._wake = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None  # the lingering commit, loop-side only
         self._error: BaseException | None = None
         self._task = loop_thread.loop.create_task(self._run())
 
@@ -104,10 +116,21 @@ class Writer:
             if self._state == _BUSY or (self._state == _LINGERING and not urgent):
                 return  # a commit is already on its way and will take this job
             self._state = _BUSY if urgent else _LINGERING
+        self._loop_thread.call_soon(self._schedule, urgent)
+
+    def _schedule(self, urgent: bool) -> None:
+        """On the loop: commit now, or in `LINGER` seconds unless something urgent comes."""
         if urgent:
-            self._loop_thread.call_soon(self._wake.set)
-        else:
-            self._loop_thread.call_soon(self._loop_thread.loop.call_later, LINGER, self._wake.set)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._wake.set()
+        elif self._timer is None:
+            self._timer = self._loop_thread.loop.call_later(LINGER, self._linger_over)
+
+    def _linger_over(self) -> None:
+        self._timer = None
+        self._wake.set()
 
     def barrier(self) -> concurrent.futures.Future[None]:
         """A future that resolves once everything handed over so far is committed."""
@@ -125,11 +148,18 @@ class Writer:
         return error
 
     async def close(self) -> None:
-        """Commit what is queued, then stop taking jobs."""
-        await asyncio.wrap_future(self.barrier())
-        with self._lock:
+        """Stop taking jobs, commit those already queued, then end the writer task."""
+        last: concurrent.futures.Future[None] = concurrent.futures.Future()
+        with self._lock:  # refuse new jobs and queue the last one in the same step
             self._closed = True
+            self._jobs.append(Job(future=last))
+            wake, self._state = self._state != _BUSY, _BUSY
+        if wake:
+            self._schedule(urgent=True)
+        await asyncio.wrap_future(last)
         self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
     async def _run(self) -> None:
         while True:
@@ -146,20 +176,23 @@ class Writer:
         return jobs
 
     async def _commit(self, jobs: list[Job]) -> None:
-        """Write `jobs` in one transaction; if it fails, retry them one by one so only the
-        job at fault fails."""
+        """Write `jobs` in one transaction. If a job's data is refused, retry them one by one
+        so only that job fails; an OperationalError (locked, disk full, I/O) fails them all."""
         try:
             await self._apply(jobs)
+        except sqlite3.OperationalError as exc:
+            for job in jobs:
+                self._fail(job, exc)
         except Exception as exc:
-            if len(jobs) > 1:
-                for job in jobs:
-                    await self._commit([job])
+            if len(jobs) == 1:
+                self._fail(jobs[0], exc)
                 return
-            self._fail(jobs[0], exc)
-            return
-        for job in jobs:
-            if job.future is not None:
-                job.future.set_result(None)
+            for job in jobs:
+                await self._commit([job])
+        else:
+            for job in jobs:
+                if job.future is not None:
+                    job.future.set_result(None)
 
     async def _apply(self, jobs: list[Job]) -> None:
         if all(job.rows is None and job.task is None for job in jobs):

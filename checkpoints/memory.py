@@ -12,6 +12,14 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
+from ._common import (
+    checkpoints_to_drop,
+    matches_filter,
+    prune_cutoff,
+    serialize_put,
+    serialize_writes,
+    thread_is_idle,
+)
 from .base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -20,14 +28,6 @@ from .base import (
     CheckpointTuple,
     get_checkpoint_id,
     thread_config,
-)
-from ._common import (
-    checkpoints_to_drop,
-    matches_filter,
-    prune_cutoff,
-    serialize_put,
-    serialize_writes,
-    thread_is_idle,
 )
 from .serde import Serializer, default_serializer
 
@@ -40,6 +40,7 @@ class _Saved(NamedTuple):
     parent_id: str | None
 
 
+_Tuples = list[CheckpointTuple]  # spelled outside the class, where `list` is a method
 # (task_id, idx) -> (task_id, channel, value, task_path)
 _Writes = dict[tuple[str, int], tuple[str, str, bytes, str]]
 _BlobKey = tuple[str, str, str, int]  # thread_id, checkpoint_ns, channel, version
@@ -103,7 +104,7 @@ class InMemorySaver(BaseCheckpointSaver):
         filter: dict[str, Any] | None,
         before: dict[str, Any] | None,
         limit: int | None,
-    ) -> list[CheckpointTuple]:
+    ) -> _Tuples:
         conf = config["configurable"] if config else {}
         wanted_ns = conf.get("checkpoint_ns")
         wanted_id = conf.get("checkpoint_id")
@@ -117,7 +118,7 @@ class InMemorySaver(BaseCheckpointSaver):
             for cid in saved
             if (not wanted_id or cid == wanted_id) and (not before_id or cid < before_id)
         ]
-        found: list[CheckpointTuple] = []
+        found: _Tuples = []
         for cid, thread_id, ns in sorted(keys, reverse=True):
             if limit is not None and len(found) >= limit:
                 break
@@ -278,7 +279,9 @@ class InMemorySaver(BaseCheckpointSaver):
         cutoff: float | None,
     ) -> None:
         saved = self.storage[thread_id][ns]
-        drop = checkpoints_to_drop({cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff)
+        drop = checkpoints_to_drop(
+            {cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff
+        )
         if not drop:
             return
         for cid in drop:

@@ -199,22 +199,22 @@ def _load_datetime(payload: list[Any]) -> datetime:
     return value
 
 
-def _load_enum(payload: list[Any]) -> enum.Enum:
+def _load_enum(payload: list[Any]) -> Any:
     return _import_class(payload[0], enum.Enum)(payload[1])
 
 
 def _load_dataclass(payload: list[Any]) -> Any:
     cls = _import_class(payload[0])
-    if not dataclasses.is_dataclass(cls):
+    if not hasattr(cls, "__dataclass_fields__"):  # what dataclasses.is_dataclass checks
         raise SerializationError(f"{payload[0]!r} is not a dataclass")
     return cls(**payload[1])
 
 
-def _load_namedtuple(payload: list[Any]) -> tuple[Any, ...]:
+def _load_namedtuple(payload: list[Any]) -> Any:
     return _import_class(payload[0], tuple)(*payload[1])
 
 
-def _load_struct(payload: list[Any]) -> msgspec.Struct:
+def _load_struct(payload: list[Any]) -> Any:
     return _import_class(payload[0], msgspec.Struct)(**payload[1])
 
 

@@ -20,13 +20,14 @@ import functools
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import aiosqlite
 
 from . import _sqlite_tasks as tasks
-from ._common import matches_filter, prune_cutoff, serialize_put, serialize_writes
+from ._common import prune_cutoff, serialize_put, serialize_writes
 from ._loop_thread import LoopThread
+from ._sqlite_reader import PAGE, Reader
 from ._sqlite_schema import migrate
 from ._sqlite_writer import Job, Rows, Task, Writer
 from .base import (
@@ -35,40 +36,22 @@ from .base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    get_checkpoint_id,
     thread_config,
 )
 from .serde import Serializer, default_serializer
 
 __all__ = ["SqliteSaver"]
 
-_SELECT = (
-    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
-    "FROM checkpoints"
-)
-_NEWEST_FIRST = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
-_PAGE = 64  # checkpoints hydrated per query by `list`
-_PAIRS_PER_QUERY = 400  # (channel, version) pairs per blob query, under SQLite's 999 variables
-
-
-class _Found(NamedTuple):
-    thread_id: str
-    ns: str
-    checkpoint_id: str
-    parent_id: str | None
-    checkpoint: bytes
-    metadata: dict[str, Any]
-
 
 class _Backend:
-    """The loop thread, connections and writer of one saver; closed once, also at exit."""
+    """The loop thread, connections, writer and reader of one saver; closed once, also at exit."""
 
-    def __init__(self, path: str, busy_timeout: float) -> None:
+    def __init__(self, path: str, busy_timeout: float, serde: Serializer) -> None:
         self.loop_thread = LoopThread(name=f"graphrun-sqlite:{os.path.basename(path)}")
         self._lock = threading.Lock()
         self._closed = False
         try:
-            self.conn, self.reader, self.writer = self.loop_thread.run(
+            self.conn, self.reader_conn, self.writer = self.loop_thread.run(
                 self._open(path, busy_timeout)
             )
         except BaseException:
@@ -79,8 +62,11 @@ class _Backend:
         register = getattr(threading, "_register_atexit", None)
         if register is not None:
             register(self.close)
+        self.reader = Reader(self.reader_conn, self.writer, serde)
 
-    async def _open(self, path: str, busy_timeout: float) -> tuple[Any, Any, Writer]:
+    async def _open(
+        self, path: str, busy_timeout: float
+    ) -> tuple[aiosqlite.Connection, aiosqlite.Connection, Writer]:
         # The writer lets sqlite3 open its transactions as BEGIN IMMEDIATE (see `Writer`); the
         # reader runs in autocommit. A ":memory:" database exists only on its own connection.
         conn = await _connect(path, busy_timeout, "IMMEDIATE")
@@ -102,8 +88,8 @@ class _Backend:
         try:
             await self.writer.close()
         finally:
-            if self.reader is not self.conn:
-                await self.reader.close()
+            if self.reader_conn is not self.conn:
+                await self.reader_conn.close()
             await self.conn.close()
         error = self.writer.take_error()
         if error is not None:
@@ -153,8 +139,10 @@ class SqliteSaver(BaseCheckpointSaver):
     ) -> None:
         self.path = os.fspath(path)
         self.serde = serde or default_serializer
-        self._backend = _Backend(self.path, busy_timeout)
+        self._backend = _Backend(self.path, busy_timeout, self.serde)
         self._writer = self._backend.writer
+        self._reader = self._backend.reader
+        self._loop_thread = self._backend.loop_thread
 
     def __enter__(self) -> SqliteSaver:
         return self
@@ -365,10 +353,10 @@ class SqliteSaver(BaseCheckpointSaver):
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """The checkpoint named by ``checkpoint_id``, or the thread's latest in the namespace."""
-        return self._backend.loop_thread.run(self._get_tuple(config))
+        return self._loop_thread.run(self._reader.get_tuple(config))
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        return await self._backend.loop_thread.arun(self._get_tuple(config))
+        return await self._loop_thread.arun(self._reader.get_tuple(config))
 
     def list(
         self,
@@ -380,10 +368,10 @@ class SqliteSaver(BaseCheckpointSaver):
     ) -> Iterator[CheckpointTuple]:
         """Newest first (by checkpoint id); all threads when `config` is None and all namespaces
         of the thread when it names none. Values are loaded page by page as you iterate."""
-        run = self._backend.loop_thread.run
-        found = run(self._select(config, filter, before, limit))
-        for start in range(0, len(found), _PAGE):
-            yield from run(self._hydrate(found[start : start + _PAGE]))
+        run, reader = self._loop_thread.run, self._reader
+        found = run(reader.select(config, filter, before, limit))
+        for start in range(0, len(found), PAGE):
+            yield from run(reader.hydrate(found[start : start + PAGE]))
 
     async def alist(
         self,
@@ -393,142 +381,12 @@ class SqliteSaver(BaseCheckpointSaver):
         before: dict[str, Any] | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        arun = self._backend.loop_thread.arun
-        found = await arun(self._select(config, filter, before, limit))
-        for start in range(0, len(found), _PAGE):
-            for item in await arun(self._hydrate(found[start : start + _PAGE])):
+        arun, reader = self._loop_thread.arun, self._reader
+        found = await arun(reader.select(config, filter, before, limit))
+        for start in range(0, len(found), PAGE):
+            for item in await arun(reader.hydrate(found[start : start + PAGE])):
                 yield item
-
-    # The coroutines below run on the private loop.
-
-    async def _settled_reader(self) -> aiosqlite.Connection:
-        """The reader, once everything handed over before this read is committed."""
-        if self._writer.pending():
-            await asyncio.wrap_future(self._writer.barrier())
-        return self._backend.reader
-
-    async def _get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        reader = await self._settled_reader()
-        conf = config["configurable"]
-        params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
-        sql = _SELECT + " WHERE thread_id = ? AND checkpoint_ns = ?"
-        if checkpoint_id := get_checkpoint_id(config):
-            sql += " AND checkpoint_id = ?"
-            params.append(checkpoint_id)
-        rows = await reader.execute_fetchall(sql + _NEWEST_FIRST + " LIMIT 1", params)
-        found = [self._found(row) for row in rows]
-        return (await self._hydrate(found))[0] if found else None
-
-    async def _select(
-        self,
-        config: dict[str, Any] | None,
-        filter: dict[str, Any] | None,
-        before: dict[str, Any] | None,
-        limit: int | None,
-    ) -> list[_Found]:
-        reader = await self._settled_reader()
-        where, params = _where(config, before)
-        sql = _SELECT + where + _NEWEST_FIRST
-        if limit is not None and not filter:
-            sql += " LIMIT ?"
-            params.append(limit)
-        rows = await reader.execute_fetchall(sql, params)
-        found = [f for f in map(self._found, rows) if matches_filter(f.metadata, filter)]
-        return found if limit is None else found[:limit]
-
-    def _found(self, row: Any) -> _Found:
-        thread_id, ns, cid, parent_id, checkpoint, metadata = row
-        return _Found(thread_id, ns, cid, parent_id, checkpoint, self.serde.loads(metadata))
-
-    async def _hydrate(self, found: list[_Found]) -> list[CheckpointTuple]:
-        """Attach channel values and pending writes, with one query per (thread, namespace)."""
-        checkpoints = [self.serde.loads(f.checkpoint) for f in found]
-        groups: dict[tuple[str, str], list[int]] = {}
-        for i, f in enumerate(found):
-            groups.setdefault((f.thread_id, f.ns), []).append(i)
-        blobs: dict[tuple[str, str, str, Any], bytes | None] = {}
-        writes: dict[tuple[str, str, str], list[tuple[str, str, bytes]]] = {}
-        for (thread_id, ns), indexes in groups.items():
-            pairs = {p for i in indexes for p in checkpoints[i]["channel_versions"].items()}
-            ids = [found[i].checkpoint_id for i in indexes]
-            blobs.update(await self._load_blobs(thread_id, ns, list(pairs)))
-            writes.update(await self._load_writes(thread_id, ns, ids))
-        return [
-            self._tuple(f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []))
-            for f, checkpoint in zip(found, checkpoints)
-        ]
-
-    async def _load_blobs(
-        self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
-    ) -> dict[tuple[str, str, str, Any], bytes | None]:
-        loaded: dict[tuple[str, str, str, Any], bytes | None] = {}
-        for start in range(0, len(pairs), _PAIRS_PER_QUERY):
-            chunk = pairs[start : start + _PAIRS_PER_QUERY]
-            sql = (
-                "SELECT channel, version, value FROM blobs WHERE thread_id = ? AND "
-                "checkpoint_ns = ? AND (channel, version) IN (VALUES "
-                + ", ".join(["(?, ?)"] * len(chunk))
-                + ")"
-            )
-            params = [thread_id, ns, *(x for pair in chunk for x in pair)]
-            for ch, v, value in await self._backend.reader.execute_fetchall(sql, params):
-                loaded[(thread_id, ns, ch, v)] = value
-        return loaded
-
-    async def _load_writes(
-        self, thread_id: str, ns: str, ids: list[str]
-    ) -> dict[tuple[str, str, str], list[tuple[str, str, bytes]]]:
-        sql = (
-            "SELECT checkpoint_id, task_id, channel, value FROM writes WHERE thread_id = ? AND "
-            f"checkpoint_ns = ? AND checkpoint_id IN ({', '.join(['?'] * len(ids))}) "
-            "ORDER BY rowid"
-        )
-        loaded: dict[tuple[str, str, str], list[tuple[str, str, bytes]]] = {}
-        for cid, task_id, ch, value in await self._backend.reader.execute_fetchall(
-            sql, [thread_id, ns, *ids]
-        ):
-            loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
-        return loaded
-
-    def _tuple(
-        self,
-        f: _Found,
-        checkpoint: Checkpoint,
-        blobs: dict[tuple[str, str, str, Any], bytes | None],
-        writes: list[tuple[str, str, bytes]],
-    ) -> CheckpointTuple:
-        loads = self.serde.loads
-        values = {}
-        for ch, v in checkpoint["channel_versions"].items():
-            blob = blobs.get((f.thread_id, f.ns, ch, v))
-            if blob is not None:
-                values[ch] = loads(blob)
-        checkpoint["channel_values"] = values
-        return CheckpointTuple(
-            config=thread_config(f.thread_id, f.ns, f.checkpoint_id),
-            checkpoint=checkpoint,
-            metadata=f.metadata,  # type: ignore[arg-type]
-            parent_config=thread_config(f.thread_id, f.ns, f.parent_id) if f.parent_id else None,
-            pending_writes=[(task_id, ch, loads(value)) for task_id, ch, value in writes],
-        )
 
 
 def _copy_task(source: str, target: str) -> Task:
     return functools.partial(tasks.copy_thread, source=source, target=target)
-
-
-def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:
-    """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
-    conf = config["configurable"] if config else {}
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, value in (
-        ("thread_id = ?", conf.get("thread_id")),
-        ("checkpoint_ns = ?", conf.get("checkpoint_ns")),
-        ("checkpoint_id = ?", conf.get("checkpoint_id")),
-        ("checkpoint_id < ?", get_checkpoint_id(before) if before else None),
-    ):
-        if value is not None:
-            clauses.append(column)
-            params.append(value)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

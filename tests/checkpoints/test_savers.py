@@ -39,11 +39,14 @@ def put(
     checkpoint["channel_versions"] = versions or dict(new_versions)
     if age is not None:
         checkpoint["ts"] = (datetime.now(timezone.utc) - age).isoformat()
-    return saver.put(config, checkpoint, {"source": "loop", **metadata}, new_versions)
+    stored: Any = {"source": "loop", **metadata}
+    return saver.put(config, checkpoint, stored, new_versions)
 
 
 def history(saver: BaseCheckpointSaver, thread_id: str = "t", ns: str = "") -> list[str]:
-    return [t.config["configurable"]["checkpoint_id"] for t in saver.list(thread_config(thread_id, ns))]
+    return [
+        t.config["configurable"]["checkpoint_id"] for t in saver.list(thread_config(thread_id, ns))
+    ]
 
 
 def test_put_then_get_latest_and_by_id(saver: BaseCheckpointSaver) -> None:
@@ -112,9 +115,8 @@ def test_list_is_newest_first_with_limit_before_and_filter(saver: BaseCheckpoint
     odd = saver.list(thread_config("t"), filter={"parity": 1, "source": "loop"})
     assert [t.metadata["step"] for t in odd] == [3, 1]
     assert [t.metadata["step"] for t in saver.list(thread_config("t"), filter={"step": 2})] == [2]
-    assert list(saver.list(thread_config("t"), filter={"parity": 1}, limit=1))[0].metadata[
-        "step"
-    ] == 3
+    limited = saver.list(thread_config("t"), filter={"parity": 1}, limit=1)
+    assert [t.metadata["step"] for t in limited] == [3]
 
 
 def test_list_scopes_threads_and_namespaces(saver: BaseCheckpointSaver) -> None:
@@ -190,7 +192,9 @@ def test_copy_thread_copies_namespaces_values_and_writes(saver: BaseCheckpointSa
             {"a": [1]},
         ]
         assert copied[1].pending_writes == [("task", "a", 5), ("task", ERROR, "e")]
-        assert copied[1].parent_config == thread_config(thread_id, "", first["configurable"]["checkpoint_id"])
+        assert copied[1].parent_config == thread_config(
+            thread_id, "", first["configurable"]["checkpoint_id"]
+        )
         assert {t.config["configurable"]["thread_id"] for t in copied} == {thread_id}
 
 
@@ -198,7 +202,9 @@ def test_prune_keep_latest_keeps_values_still_referenced(saver: BaseCheckpointSa
     config = put(saver, thread_config("t"), {"a": "kept", "n": 0}, {"a": 1, "n": 1})
     for n in range(1, 4):
         saver.put_writes(config, [("n", n)], f"task-{n}")
-        config = put(saver, config, {"a": "kept", "n": n}, {"n": n + 1}, versions={"a": 1, "n": n + 1})
+        config = put(
+            saver, config, {"a": "kept", "n": n}, {"n": n + 1}, versions={"a": 1, "n": n + 1}
+        )
     for _ in range(3):
         put(saver, thread_config("t", "child"), {}, {})
     ids, child_ids = history(saver), history(saver, ns="child")

@@ -141,7 +141,7 @@ def test_aware_datetimes_keep_their_zone(value: datetime) -> None:
 
 
 def test_mutating_the_original_does_not_change_the_copy() -> None:
-    value = {"items": [1, 2], "point": Point(1, ())}
+    value: dict[str, Any] = {"items": [1, 2], "point": Point(1, ())}
     data = default_serializer.dumps(value)
     value["items"].append(3)
     value["point"].x = 9
@@ -211,9 +211,7 @@ def test_langchain_messages_round_trip() -> None:
     history = [
         messages.SystemMessage("be brief"),
         messages.HumanMessage("hi", id="h1", additional_kwargs={"k": (1, 2)}),
-        messages.AIMessage(
-            "", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "call-1"}]
-        ),
+        messages.AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "call-1"}]),
         messages.ToolMessage("result", tool_call_id="call-1"),
         messages.AIMessageChunk("par"),
     ]
@@ -222,4 +220,3 @@ def test_langchain_messages_round_trip() -> None:
     assert [type(m) for m in result] == [type(m) for m in history]
     assert result[1].additional_kwargs["k"] == (1, 2)
     assert result[2].tool_calls[0]["args"] == {"q": "x"}
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -35,15 +36,28 @@ def checkpoint_with(values: dict[str, Any], versions: dict[str, int]) -> Any:
     return checkpoint
 
 
+def execute(path: Path, *statements: str) -> list[Any]:
+    """Run statements on an independent connection to the file; the last one's rows."""
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        rows: list[Any] = []
+        for sql in statements:
+            rows = conn.execute(sql).fetchall()
+        return rows
+
+
 def count(path: Path, table: str) -> int:
-    """Rows committed to the file, seen through an independent connection."""
-    with sqlite3.connect(path) as conn:
-        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    """Rows committed to the file, as another connection sees them."""
+    return int(execute(path, f"SELECT count(*) FROM {table}")[0][0])
 
 
 def test_only_changed_channels_are_stored(saver: SqliteSaver, path: Path) -> None:
     values = {"big": "x" * 1000, "small": 0}
-    config = saver.put(thread_config("t"), checkpoint_with(values, {"big": 1, "small": 1}), {}, {"big": 1, "small": 1})
+    config = saver.put(
+        thread_config("t"),
+        checkpoint_with(values, {"big": 1, "small": 1}),
+        {},
+        {"big": 1, "small": 1},
+    )
     assert count(path, "blobs") == 2
     for step in range(1, 4):
         values = {"big": "x" * 1000, "small": step}
@@ -64,7 +78,9 @@ def test_put_and_put_writes_are_durable_on_return(saver: SqliteSaver, path: Path
 
 def test_data_survives_reopening(path: Path) -> None:
     with SqliteSaver(path) as first:
-        config = first.put(thread_config("t"), checkpoint_with({"a": (1,)}, {"a": 1}), {"step": 1}, {"a": 1})
+        config = first.put(
+            thread_config("t"), checkpoint_with({"a": (1,)}, {"a": 1}), {"step": 1}, {"a": 1}
+        )
         first.put_writes(config, [("a", 2)], "task")
     with SqliteSaver(str(path)) as second:
         loaded = second.get_tuple(thread_config("t"))
@@ -79,7 +95,9 @@ def test_handed_over_changes_commit_together_and_flush(saver: SqliteSaver, path:
     for step in range(50):
         if step:
             saver.put_writes_nowait(config, [("n", step)], f"task-{step}")
-        config = saver.put_nowait(config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1})
+        config = saver.put_nowait(
+            config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1}
+        )
     # A read waits for what was handed over before it.
     latest = saver.get_tuple(thread_config("t"))
     assert latest is not None
@@ -90,11 +108,11 @@ def test_handed_over_changes_commit_together_and_flush(saver: SqliteSaver, path:
 
 
 def test_a_failed_background_change_is_reported_by_flush(saver: SqliteSaver, path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON writes "
-            "BEGIN SELECT RAISE(ABORT, 'writes refused'); END"
-        )
+    execute(
+        path,
+        "CREATE TRIGGER refuse BEFORE INSERT ON writes "
+        "BEGIN SELECT RAISE(ABORT, 'writes refused'); END",
+    )
     first = saver.put_nowait(thread_config("t"), checkpoint_with({}, {}), {}, {})
     saver.put_writes_nowait(first, [("a", 1)], "task")
     saver.put_nowait(first, checkpoint_with({}, {}), {}, {})
@@ -107,11 +125,11 @@ def test_a_failed_background_change_is_reported_by_flush(saver: SqliteSaver, pat
 
 
 def test_a_failed_durable_put_raises_to_its_caller(saver: SqliteSaver, path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute(
-            "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints "
-            "BEGIN SELECT RAISE(ABORT, 'checkpoints refused'); END"
-        )
+    execute(
+        path,
+        "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints "
+        "BEGIN SELECT RAISE(ABORT, 'checkpoints refused'); END",
+    )
     with pytest.raises(sqlite3.IntegrityError, match="checkpoints refused"):
         saver.put(thread_config("t"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
     assert count(path, "blobs") == 0  # the checkpoint's blobs rolled back with it
@@ -147,14 +165,11 @@ async def test_async_context_manager_and_flush(path: Path) -> None:
 
 
 def user_version(path: Path) -> int:
-    with sqlite3.connect(path) as conn:
-        return conn.execute("PRAGMA user_version").fetchone()[0]
+    return int(execute(path, "PRAGMA user_version")[0][0])
 
 
 def test_a_version_0_file_is_upgraded(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE unrelated (x)")
-        conn.execute("INSERT INTO unrelated VALUES (1)")
+    execute(path, "CREATE TABLE unrelated (x)", "INSERT INTO unrelated VALUES (1)")
     with SqliteSaver(path) as saver:
         saver.put(thread_config("t"), checkpoint_with({}, {}), {}, {})
     assert user_version(path) == len(schema.MIGRATIONS)
@@ -175,13 +190,11 @@ def test_an_older_file_is_upgraded_in_place(path: Path, monkeypatch: pytest.Monk
         assert loaded is not None
         assert loaded.checkpoint["channel_values"] == {"a": 1}
     assert user_version(path) == released + 1
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT note FROM checkpoints").fetchall() == [("",)]
+    assert execute(path, "SELECT note FROM checkpoints") == [("",)]
 
 
 def test_a_file_from_a_newer_release_is_refused(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
-        conn.execute(f"PRAGMA user_version = {len(schema.MIGRATIONS) + 1}")
+    execute(path, f"PRAGMA user_version = {len(schema.MIGRATIONS) + 1}")
     with pytest.raises(schema.SchemaError, match="schema version"):
         SqliteSaver(path)
 
@@ -197,8 +210,7 @@ def test_a_failed_migration_leaves_the_file_untouched(
     with pytest.raises(RuntimeError, match="migration bug"):
         SqliteSaver(path)
     assert user_version(path) == 0
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
+    assert execute(path, "SELECT name FROM sqlite_master") == []
 
 
 # --- concurrency --------------------------------------------------------------------------------
@@ -209,7 +221,9 @@ def run_steps(saver: SqliteSaver, thread_id: str, steps: int) -> None:
     for step in range(steps):
         if step:
             saver.put_writes(config, [("n", step)], f"task-{step}")
-        config = saver.put(config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1})
+        config = saver.put(
+            config, checkpoint_with({"n": step}, {"n": step + 1}), {}, {"n": step + 1}
+        )
 
 
 def test_two_savers_on_one_file_from_many_threads(path: Path) -> None:

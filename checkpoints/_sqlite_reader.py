@@ -1,0 +1,178 @@
+"""Reads of the SQLite saver: checkpoint rows, then their values and writes in bulk.
+
+Every read first waits for the changes handed to the writer before it, so a caller always sees
+its own earlier puts, including the `*_nowait` ones. The coroutines run on the saver's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, NamedTuple
+
+import aiosqlite
+
+from ._common import matches_filter
+from ._sqlite_writer import Writer
+from .base import Checkpoint, CheckpointTuple, get_checkpoint_id, thread_config
+from .serde import Serializer
+
+__all__ = ["PAGE", "Found", "Reader"]
+
+PAGE = 64  # checkpoints hydrated per round trip by `list`
+_PAIRS_PER_QUERY = 400  # (channel, version) pairs per blob query, under SQLite's 999 variables
+_SELECT = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
+    "FROM checkpoints"
+)
+_NEWEST_FIRST = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+
+_BlobKey = tuple[str, str, str, Any]  # thread_id, checkpoint_ns, channel, version
+_WriteRow = tuple[str, str, bytes]  # task_id, channel, value
+
+
+class Found(NamedTuple):
+    """A checkpoint row whose metadata is decoded (`list` filters on it) but values not yet."""
+
+    thread_id: str
+    ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    checkpoint: bytes
+    metadata: dict[str, Any]
+
+
+class Reader:
+    """Queries on the reader connection, in (thread, namespace) batches."""
+
+    def __init__(self, conn: aiosqlite.Connection, writer: Writer, serde: Serializer) -> None:
+        self._conn = conn
+        self._writer = writer
+        self._serde = serde
+
+    async def _settle(self) -> None:
+        if self._writer.pending():
+            await asyncio.wrap_future(self._writer.barrier())
+
+    async def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """The checkpoint named by the config, or the newest of its thread and namespace."""
+        await self._settle()
+        conf = config["configurable"]
+        params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
+        sql = _SELECT + " WHERE thread_id = ? AND checkpoint_ns = ?"
+        if checkpoint_id := get_checkpoint_id(config):
+            sql += " AND checkpoint_id = ?"
+            params.append(checkpoint_id)
+        rows = await self._conn.execute_fetchall(sql + _NEWEST_FIRST + " LIMIT 1", params)
+        found = [self._found(row) for row in rows]
+        return (await self.hydrate(found))[0] if found else None
+
+    async def select(
+        self,
+        config: dict[str, Any] | None,
+        filter: dict[str, Any] | None,
+        before: dict[str, Any] | None,
+        limit: int | None,
+    ) -> list[Found]:
+        """The rows `list` yields, newest first; metadata filters are applied here."""
+        await self._settle()
+        where, params = _where(config, before)
+        sql = _SELECT + where + _NEWEST_FIRST
+        if limit is not None and not filter:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = await self._conn.execute_fetchall(sql, params)
+        found = [f for f in map(self._found, rows) if matches_filter(f.metadata, filter)]
+        return found if limit is None else found[:limit]
+
+    def _found(self, row: Any) -> Found:
+        thread_id, ns, cid, parent_id, checkpoint, metadata = row
+        return Found(thread_id, ns, cid, parent_id, checkpoint, self._serde.loads(metadata))
+
+    async def hydrate(self, found: list[Found]) -> list[CheckpointTuple]:
+        """Attach channel values and pending writes, with one query per (thread, namespace)."""
+        checkpoints: list[Checkpoint] = [self._serde.loads(f.checkpoint) for f in found]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, f in enumerate(found):
+            groups.setdefault((f.thread_id, f.ns), []).append(i)
+        blobs: dict[_BlobKey, bytes | None] = {}
+        writes: dict[tuple[str, str, str], list[_WriteRow]] = {}
+        for (thread_id, ns), indexes in groups.items():
+            pairs = {p for i in indexes for p in checkpoints[i]["channel_versions"].items()}
+            ids = [found[i].checkpoint_id for i in indexes]
+            blobs.update(await self._load_blobs(thread_id, ns, [*pairs]))
+            writes.update(await self._load_writes(thread_id, ns, ids))
+        return [
+            self._tuple(f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []))
+            for f, checkpoint in zip(found, checkpoints, strict=True)
+        ]
+
+    async def _load_blobs(
+        self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
+    ) -> dict[_BlobKey, bytes | None]:
+        loaded: dict[_BlobKey, bytes | None] = {}
+        for start in range(0, len(pairs), _PAIRS_PER_QUERY):
+            chunk = pairs[start : start + _PAIRS_PER_QUERY]
+            sql = (
+                "SELECT channel, version, value FROM blobs WHERE thread_id = ? AND "
+                "checkpoint_ns = ? AND (channel, version) IN (VALUES "
+                + ", ".join(["(?, ?)"] * len(chunk))
+                + ")"
+            )
+            params = [thread_id, ns, *(x for pair in chunk for x in pair)]
+            for ch, v, value in await self._conn.execute_fetchall(sql, params):
+                loaded[(thread_id, ns, ch, v)] = value
+        return loaded
+
+    async def _load_writes(
+        self, thread_id: str, ns: str, ids: list[str]
+    ) -> dict[tuple[str, str, str], list[_WriteRow]]:
+        sql = (
+            "SELECT checkpoint_id, task_id, channel, value FROM writes WHERE thread_id = ? AND "
+            f"checkpoint_ns = ? AND checkpoint_id IN ({', '.join(['?'] * len(ids))}) "
+            "ORDER BY rowid"
+        )
+        loaded: dict[tuple[str, str, str], list[_WriteRow]] = {}
+        for cid, task_id, ch, value in await self._conn.execute_fetchall(
+            sql, [thread_id, ns, *ids]
+        ):
+            loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
+        return loaded
+
+    def _tuple(
+        self,
+        f: Found,
+        checkpoint: Checkpoint,
+        blobs: dict[_BlobKey, bytes | None],
+        writes: list[_WriteRow],
+    ) -> CheckpointTuple:
+        loads = self._serde.loads
+        values = {}
+        for ch, v in checkpoint["channel_versions"].items():
+            blob = blobs.get((f.thread_id, f.ns, ch, v))
+            if blob is not None:
+                values[ch] = loads(blob)
+        checkpoint["channel_values"] = values
+        return CheckpointTuple(
+            config=thread_config(f.thread_id, f.ns, f.checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=f.metadata,  # type: ignore[arg-type]
+            parent_config=thread_config(f.thread_id, f.ns, f.parent_id) if f.parent_id else None,
+            pending_writes=[(task_id, ch, loads(value)) for task_id, ch, value in writes],
+        )
+
+
+def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:
+    """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
+    conf = config["configurable"] if config else {}
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("thread_id = ?", conf.get("thread_id")),
+        ("checkpoint_ns = ?", conf.get("checkpoint_ns")),
+        ("checkpoint_id = ?", conf.get("checkpoint_id")),
+        ("checkpoint_id < ?", get_checkpoint_id(before) if before else None),
+    ):
+        if value is not None:
+            clauses.append(column)
+            params.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
