@@ -10,7 +10,7 @@ import pytest
 from _normalize import normalize
 
 from checkpoints import InMemorySaver
-from engine import END, START, Command, Interrupt, StateGraph, interrupt
+from engine import END, START, Command, Interrupt, Send, StateGraph, interrupt
 
 MULTIPLE = (
     "When there are multiple pending interrupts, you must specify the interrupt id when resuming."
@@ -600,3 +600,109 @@ async def test_static_interrupts_async() -> None:
     assert calls == ["a", "b"]
     assert (await app.aget_state(cfg())).next == ("c",)
     assert await app.ainvoke(None, cfg()) == {"x": 1, "log": ["a", "b", "c"]}
+
+
+# -- more interrupt placements -----------------------------------------------------------------
+
+
+class W(TypedDict):
+    out: Annotated[list, operator.add]
+
+
+def test_interrupts_in_send_tasks_resumed_by_id_map() -> None:
+    g = StateGraph(W)
+    g.add_node("work", lambda arg: {"out": [f"{arg}:{interrupt(arg)}"]})
+    g.add_conditional_edges(START, lambda s: [Send("work", i) for i in ("a", "b")])
+    app = g.compile(checkpointer=InMemorySaver())
+    out = app.invoke({"out": []}, cfg())
+    assert out["out"] == []
+    assert [i.value for i in out["__interrupt__"]] == ["a", "b"]
+    ids = {i.value: i.id for i in out["__interrupt__"]}
+    assert len(set(ids.values())) == 2
+    assert app.invoke(Command(resume={ids["a"]: "A", ids["b"]: "B"}), cfg()) == {
+        "out": ["a:A", "b:B"],
+    }
+
+
+def test_interrupt_with_a_finished_sibling() -> None:
+    runs: list[str] = []
+
+    def ok(s: S) -> dict:
+        runs.append("ok")
+        return {"log": ["ok"]}
+
+    def ask(s: S) -> dict:
+        runs.append("ask")
+        return {"log": [interrupt("q")]}
+
+    g = StateGraph(S)
+    g.add_node(ok)
+    g.add_node(ask)
+    g.add_edge(START, "ok")
+    g.add_edge(START, "ask")
+    app = g.compile(checkpointer=InMemorySaver())
+    app.invoke({"x": 1}, cfg())
+    state = app.get_state(cfg())
+    assert state.values == {"x": 1, "log": ["ok"]}
+    assert state.next == ("ask",)
+    items = list(app.stream(Command(resume="r"), cfg(), stream_mode=["updates", "values"]))
+    assert items == [
+        ("values", {"x": 1, "log": []}),
+        ("updates", {"ok": {"log": ["ok"]}, "__metadata__": {"cached": True}}),
+        ("updates", {"ask": {"log": ["r"]}}),
+        ("values", {"x": 1, "log": ["r", "ok"]}),
+    ]
+    assert sorted(runs[:2]) == ["ask", "ok"] and runs[2:] == ["ask"]
+
+
+def test_interrupt_is_not_retried() -> None:
+    from engine import RetryPolicy
+
+    calls: list[int] = []
+
+    def r(s: S) -> dict:
+        calls.append(1)
+        return {"log": [interrupt("q")]}
+
+    g = StateGraph(S)
+    g.add_node("r", r, retry_policy=RetryPolicy(retry_on=lambda e: True, initial_interval=0.001,
+                                                 jitter=False))
+    g.add_edge(START, "r")
+    app = g.compile(checkpointer=InMemorySaver())
+    assert [i.value for i in app.invoke({"x": 1}, cfg())["__interrupt__"]] == ["q"]
+    assert calls == [1]
+
+
+def _child_with_static_interrupt() -> Any:
+    child = StateGraph(S)
+    child.add_node("c1", lambda s: {"log": ["c1"]})
+    child.add_node("c2", lambda s: {"log": ["c2"]})
+    child.add_edge(START, "c1")
+    child.add_edge("c1", "c2")
+    parent = StateGraph(S)
+    parent.add_node("child", child.compile(interrupt_before=["c2"]))
+    parent.add_node("after", lambda s: {"log": ["after"]})
+    parent.add_edge(START, "child")
+    parent.add_edge("child", "after")
+    return parent.compile(checkpointer=InMemorySaver())
+
+
+def test_static_interrupt_inside_a_subgraph() -> None:
+    # observed on LangGraph 1.2.22: the root reports the pause as {"__interrupt__": ()}
+    app = _child_with_static_interrupt()
+    items = list(app.stream({"x": 1}, cfg(), stream_mode=["updates", "values"]))
+    assert items == [("values", {"x": 1, "log": []}), ("updates", {"__interrupt__": ()})]
+    assert app.invoke({"x": 1}, cfg("2")) == {"x": 1, "log": []}
+    state = app.get_state(cfg(), subgraphs=True)
+    assert state.next == ("child",)
+    assert state.interrupts == ()
+    assert state.tasks[0].state.next == ("c2",)
+    assert state.tasks[0].state.values == {"x": 1, "log": ["c1"]}
+    resumed = list(app.stream(None, cfg(), stream_mode=["updates", "values"]))
+    assert resumed == [
+        ("values", {"x": 1, "log": []}),
+        ("updates", {"child": {"x": 1, "log": ["c1", "c2"]}}),
+        ("values", {"x": 1, "log": ["c1", "c2"]}),
+        ("updates", {"after": {"log": ["after"]}}),
+        ("values", {"x": 1, "log": ["c1", "c2", "after"]}),
+    ]

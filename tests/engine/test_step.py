@@ -455,3 +455,15 @@ async def test_recursion_limit_async() -> None:
         await g.compile().ainvoke({"x": 0}, {"recursion_limit": 5})
     assert str(info.value).startswith(RECURSION.format(5))
     assert len(ran) == 5
+
+
+def test_send_with_a_checkpointer() -> None:
+    g = StateGraph(Work)
+    g.add_node("work", lambda arg: {"out": [arg["item"]]})
+    g.add_conditional_edges(START, lambda s: [Send("work", {"item": i}) for i in "ab"])
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "send-saver"}}
+    assert app.invoke({"out": []}, cfg) == {"out": ["a", "b"]}
+    assert app.get_state(cfg).values == {"out": ["a", "b"]}
+    steps = [(s.metadata["step"], s.next) for s in app.get_state_history(cfg)]
+    assert steps == [(1, ()), (0, ("work", "work")), (-1, ("__start__",))]
