@@ -841,3 +841,37 @@ def test_messages_state_add_messages() -> None:
     assert [(m["content"] if isinstance(m, dict) else m.content) for m in out["messages"]] == [
         "yo", "hi",
     ]
+
+
+@pytest.mark.anyio
+async def test_async_router() -> None:
+    async def route(s: S) -> str:
+        return "b" if s["x"] > 0 else "c"
+
+    app = _routed(route, ["b", "c"]).compile()
+    assert await app.ainvoke({"x": 1}) == {"x": 1, "log": ["a", "b"]}
+    assert app.invoke({"x": 0}) == {"x": 0, "log": ["a", "c"]}
+
+
+def test_get_runtime_inside_a_node() -> None:
+    from engine import get_runtime
+
+    got: list[Any] = []
+
+    def n(s: S) -> None:
+        got.append(get_runtime().context)
+
+    _single(n).invoke({"x": 0}, context={"user": "rt"})
+    assert got == [{"user": "rt"}]
+
+
+def test_with_config_supplies_a_default_config() -> None:
+    got: list[Any] = []
+
+    def n(s: S, config) -> None:
+        got.append(config["configurable"]["user"])
+
+    app = _single(n).with_config({"configurable": {"user": "default"}})
+    app.invoke({"x": 0})
+    app.invoke({"x": 0}, {"configurable": {"user": "override"}})
+    assert got == ["default", "override"]

@@ -575,3 +575,29 @@ def test_messages_tuple_is_an_alias_of_messages() -> None:
     listed = list(app.stream({"messages": []}, {"configurable": {"thread_id": "l"}},
                              stream_mode=["messages-tuple", "updates"]))
     assert [mode for mode, _ in listed] == ["messages", "updates"]
+
+
+# -- stopping early ----------------------------------------------------------------------------
+
+
+def test_breaking_out_of_a_stream_leaves_the_thread_usable() -> None:
+    app = chain(InMemorySaver())
+    for chunk in app.stream({"x": 1}, CFG, stream_mode="updates"):
+        assert chunk == {"a": {"x": 2, "log": ["a"]}}
+        break
+    state = app.get_state(CFG)
+    assert state.values == {"x": 2, "log": ["a"]}
+    assert state.next == ("b",)
+    assert app.invoke(None, CFG) == {"x": 20, "log": ["a", "b"]}
+
+
+@pytest.mark.anyio
+async def test_breaking_out_of_an_async_stream() -> None:
+    app = chain(InMemorySaver(), use_async=True)
+    stream = app.astream({"x": 1}, CFG, stream_mode="updates")
+    async for chunk in stream:
+        assert chunk == {"a": {"x": 2, "log": ["a"]}}
+        break
+    await stream.aclose()
+    assert (await app.aget_state(CFG)).values == {"x": 2, "log": ["a"]}
+    assert await app.ainvoke(None, CFG) == {"x": 20, "log": ["a", "b"]}
