@@ -669,3 +669,136 @@ def test_invoke_with_stream_mode_updates_returns_the_chunks() -> None:
     app = g.compile()
     assert app.invoke({"x": 1}, stream_mode="updates") == [{"a": {"x": 2}}]
     assert app.invoke({"x": 1}, stream_mode="values") == {"x": 2, "log": []}
+
+
+# -- a step announces all its tasks before any finishes (observed on LangGraph 1.2.22) ----------
+
+
+def _four_parallel(use_async: bool) -> Any:
+    g = StateGraph(Work)
+    for name in "dcba":
+        if use_async:
+            async def fn(s: Work, _n: str = name) -> dict:
+                return {"out": [_n]}
+        else:
+            def fn(s: Work, _n: str = name) -> dict:
+                return {"out": [_n]}
+        g.add_node(name, fn)
+        g.add_edge(START, name)
+    return g.compile()
+
+
+def test_all_task_starts_come_before_any_result() -> None:
+    app = _four_parallel(use_async=False)
+    for _ in range(5):
+        items = list(app.stream({"out": []}, stream_mode="tasks"))
+        assert [c["name"] for c in items[:4]] == ["a", "b", "c", "d"]
+        assert all("input" in c for c in items[:4])
+        assert all("result" in c for c in items[4:])
+
+
+@pytest.mark.anyio
+async def test_all_task_starts_come_before_any_result_async() -> None:
+    app = _four_parallel(use_async=True)
+    for _ in range(5):
+        items = [c async for c in app.astream({"out": []}, stream_mode="tasks")]
+        assert [c["name"] for c in items[:4]] == ["a", "b", "c", "d"]
+        assert all("input" in c for c in items[:4])
+        assert all("result" in c for c in items[4:])
+
+
+class Item(TypedDict):
+    item: str
+    out: Annotated[list, operator.add]
+
+
+class ItemOut(TypedDict):
+    out: Annotated[list, operator.add]
+
+
+def test_parallel_sends_to_a_subgraph_node() -> None:
+    barrier = threading.Barrier(2, timeout=2)
+
+    def s1(s: Item) -> dict:
+        barrier.wait()  # both subgraph runs must be in flight at once
+        return {"out": [f"s1:{s['item']}"]}
+
+    sub = StateGraph(Item, output_schema=ItemOut)
+    sub.add_node("s1", s1)
+    sub.add_edge(START, "s1")
+    g = StateGraph(Work)
+    g.add_node("sub", sub.compile())
+    g.add_conditional_edges(START, lambda s: [Send("sub", {"item": i}) for i in "ab"])
+    app = g.compile()
+    items = list(app.stream({"out": []}, stream_mode="updates", subgraphs=True))
+    sub_ns = {ns for ns, _ in items if ns}
+    assert len(sub_ns) == 2 and all(ns[0].startswith("sub:") for ns in sub_ns)
+    assert sorted(str(c) for ns, c in items if ns == ()) == [
+        "{'sub': {'out': ['s1:a']}}", "{'sub': {'out': ['s1:b']}}",
+    ]
+    assert app.invoke({"out": []}) == {"out": ["s1:a", "s1:b"]}
+
+
+def test_subgraph_with_its_own_schema() -> None:
+    class C(TypedDict):
+        x: int
+        private: str
+
+    child = StateGraph(C)
+    child.add_node("c1", lambda s: {"private": "p", "x": s["x"] + 1})
+    child.add_node("c2", lambda s: {"x": s["x"] * 2, "private": s["private"] + "q"})
+    child.add_edge(START, "c1")
+    child.add_edge("c1", "c2")
+    g = StateGraph(S)
+    g.add_node("child", child.compile())
+    g.add_edge(START, "child")
+    app = g.compile()
+    assert list(app.stream({"x": 1}, stream_mode="updates")) == [{"child": {"x": 4}}]
+    assert app.invoke({"x": 1}) == {"x": 4, "log": []}
+
+
+def test_interrupt_in_a_graph_invoked_inside_a_node() -> None:
+    from engine import interrupt
+
+    inner = StateGraph(S)
+    inner.add_node("i1", lambda s: {"log": [interrupt("inner?")]})
+    inner.add_edge(START, "i1")
+    inner_app = inner.compile()
+
+    def caller(s: S) -> dict:
+        return {"log": inner_app.invoke({"x": s["x"], "log": []})["log"]}
+
+    g = StateGraph(S)
+    g.add_node(caller)
+    g.add_edge(START, "caller")
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "inner"}}
+    out = app.invoke({"x": 1}, cfg)
+    assert [i.value for i in out["__interrupt__"]] == ["inner?"]
+    assert app.invoke(Command(resume="ans"), cfg) == {"x": 1, "log": ["ans"]}
+
+
+@pytest.mark.anyio
+async def test_cancelled_async_run_keeps_its_finished_steps() -> None:
+    import anyio
+
+    async def fast(s: S) -> dict:
+        return {"log": ["fast"]}
+
+    async def slow(s: S) -> dict:
+        await anyio.sleep(5)
+        return {"log": ["slow"]}
+
+    g = StateGraph(S)
+    g.add_node(fast)
+    g.add_node(slow)
+    g.add_edge(START, "fast")
+    g.add_edge("fast", "slow")
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "cancel"}}
+    with anyio.move_on_after(0.2) as scope:
+        await app.ainvoke({"x": 1}, cfg)
+    assert scope.cancelled_caught
+    state = await app.aget_state(cfg)
+    assert state.values == {"x": 1, "log": ["fast"]}
+    assert state.next == ("slow",)
