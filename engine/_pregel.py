@@ -107,7 +107,7 @@ class CompiledStateGraph:
             context=kwargs.get("context") if parent is None else parent.context,
             interrupt_before=tuple(before) if before is not None else self.plan.interrupt_before,
             interrupt_after=tuple(after) if after is not None else self.plan.interrupt_after,
-            durability=kwargs.get("durability") or "async",
+            durability=_durability(kwargs.get("durability")),
         )
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
@@ -400,7 +400,7 @@ class CompiledStateGraph:
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state at its latest checkpoint (or the one `checkpoint_id` names)."""
         saver = self._require_saver()
-        snapshot = self._snapshot(saver.get_tuple(config), config)
+        snapshot = self._snapshot(saver.get_tuple(config), config, _latest_requested(config))
         if subgraphs:
             snapshot = self._with_subgraph_states(snapshot, saver)
         return snapshot
@@ -439,7 +439,9 @@ class CompiledStateGraph:
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         saver = self._require_saver()
-        snapshot = self._snapshot(await saver.aget_tuple(config), config)
+        snapshot = self._snapshot(
+            await saver.aget_tuple(config), config, _latest_requested(config)
+        )
         if subgraphs:
             snapshot = await anyio.to_thread.run_sync(self._with_subgraph_states, snapshot, saver)
         return snapshot
@@ -533,6 +535,20 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
         **default.get("configurable", {}), **((config or {}).get("configurable") or {})
     }
     return fn(input, merged, **kw)
+
+
+def _latest_requested(config: dict[str, Any]) -> bool:
+    """Reading a thread's latest state shows finished tasks' pending writes applied; an
+    explicit `checkpoint_id` shows that checkpoint as stored (as LangGraph)."""
+    return not (config.get("configurable") or {}).get("checkpoint_id")
+
+
+def _durability(value: str | None) -> str:
+    if value is None:
+        return "async"
+    if value not in ("sync", "async", "exit"):
+        raise ValueError(f"durability must be 'sync', 'async' or 'exit', not {value!r}")
+    return value
 
 
 def _latest(lookup: dict[str, Any]) -> dict[str, Any]:

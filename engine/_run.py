@@ -7,6 +7,7 @@ saver methods, so the step logic exists once (STYLE 7).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from ._channels import MISSING, Channel
 from ._context import NOTHING
 from ._events import Events
 from ._plan import Plan
-from ._step import PULL, Task, apply_writes, prepare_tasks
+from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, task_payload, task_result_payload
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
@@ -71,6 +72,7 @@ class Run:
         self.parent_task = parent_task
         self.root: Run = parent.root if parent is not None else self
         self.checkpointer = checkpointer
+        self.cache = graph.cache if graph.cache is not None or parent is None else parent.cache
         self.store = store
         self.context = context
         self.interrupt_before = interrupt_before
@@ -104,6 +106,7 @@ class Run:
         self.resume_map: dict[str, Any] = {}
         self.null_resume: Any = NOTHING
         self.resuming = False
+        self.step_open = False  # the current step's tasks ran (some maybe) but are not applied
         self.seen_messages: set[Any] = set()  # ids already streamed in `messages` mode (root)
         modes = sink.modes
         self.want_messages = self.emits and "messages" in modes
@@ -238,7 +241,7 @@ class Run:
     def _begin_input(self, value: Any) -> None:
         self.pending = []
         self.channels[START].update([value])
-        self.versions[START] = self.versions.get(START, 0) + 1
+        self.versions[START] = next_version()
         self.dirty.add(START)
         self.updated = [START]
         self._checkpoint("input")
@@ -304,7 +307,7 @@ class Run:
             finished = [name for name, ch in self.channels.items() if ch.finish()]
             if finished:
                 for name in finished:
-                    self.versions[name] = self.versions.get(name, 0) + 1
+                    self.versions[name] = next_version()
                 self.dirty.update(finished)
                 tasks = self._prepare(finished)
         if not tasks:
@@ -315,6 +318,7 @@ class Run:
             self._static_interrupt()
             return None
         self.tasks = tasks
+        self.step_open = True
         self._match_pending(tasks)
         return tasks
 
@@ -379,7 +383,7 @@ class Run:
         modes = self.sink.modes
         if "tasks" in modes or "debug" in modes:
             self._emit_task_result(task)
-        if interrupts and "updates" in modes:
+        if "updates" in modes:  # () for a subgraph that stopped on a static interrupt
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
         if interrupts and "values" in modes:
             self.sink.push((self.ns_tuple, "values", {**self.values(), "__interrupt__": interrupts}))
@@ -391,6 +395,29 @@ class Run:
         self._put_writes(task.id, [(ERROR, _describe(error))])
         if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
             self._emit_task_result(task)
+
+    def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str]:
+        key = task.node.cache.key_func(task.input)
+        if isinstance(key, (bytes, bytearray)):
+            key = hashlib.blake2b(key, digest_size=16).hexdigest()
+        return (("__node_cache__", task.name), str(key))
+
+    def cached_writes(self, task: Task) -> bool:
+        """Reuse the writes a cached node produced for the same input (its `CachePolicy`)."""
+        if self.cache is None or task.node.cache is None:
+            return False
+        key = self._cache_key(task)
+        hit = self.cache.get([key]).get(key)
+        if hit is None:
+            return False
+        task.writes = [tuple(w) for w in hit]
+        task.cached = True
+        return True
+
+    def cache_writes(self, task: Task) -> None:
+        if self.cache is None or task.node.cache is None or task.cached:
+            return
+        self.cache.set({self._cache_key(task): (list(task.writes), task.node.cache.ttl)})
 
     def task_started(self, task: Task) -> None:
         if self.events is not None and task.name != START:
@@ -417,6 +444,7 @@ class Run:
                 raise GraphInterrupt(tuple(interrupts))
             return
         self.pending = []
+        self.step_open = False
         self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
         self.seen[LAST_TASKS] = {t.name: self.step for t in tasks}
         if self.emits and "values" in self.sink.modes and any(
@@ -452,6 +480,14 @@ class Run:
             if value is not MISSING:
                 out[key] = value
         return out
+
+    def close_step(self) -> None:
+        """The consumer stopped mid-run: a step whose tasks all finished is still saved."""
+        tasks = self.tasks
+        if self.step_open and tasks and all(
+            t.done and t.error is None and not t.interrupted for t in tasks
+        ):
+            self.finish_step(tasks)
 
     def end(self) -> None:
         """The run stopped normally (done or interrupted)."""
@@ -519,10 +555,10 @@ class Run:
         channels = self.channels
         versions = self.versions
         for name in self.dirty:
-            new_versions[name] = versions[name]
-            value = channels[name].checkpoint()
-            if value is not MISSING:
-                values[name] = value
+            version = versions.get(name)
+            if version is not None:
+                new_versions[name] = version
+                values[name] = channels[name].checkpoint()
         self.dirty = set()
         checkpoint = Checkpoint(
             v=1,

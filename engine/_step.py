@@ -7,6 +7,8 @@ No IO and no user code here. Write order does not depend on task finish order: e
 from __future__ import annotations
 
 import hashlib
+import itertools
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,7 +16,12 @@ from ._channels import MISSING, Channel
 from ._plan import TASKS, NodePlan, Plan
 from .types import Interrupt, Send
 
-__all__ = ["Task", "apply_writes", "prepare_tasks", "task_id"]
+__all__ = ["Task", "apply_writes", "next_version", "prepare_tasks", "task_id"]
+
+# Channel versions: increasing, and unique across the branches of a thread (a fork must not
+# reuse a version an abandoned branch stored a blob under). Seeded from the clock, so they keep
+# increasing across process restarts too.
+next_version = itertools.count(time.time_ns()).__next__
 
 PULL = "__pregel_pull"
 PUSH = "__pregel_push"
@@ -138,13 +145,15 @@ def apply_writes(
     """Apply a finished step's writes; returns the channels whose value changed.
 
     Every channel whose version moves is added to `dirty` (what the next checkpoint stores).
+    A channel left empty (a consumed trigger, a cleared edge) drops out of `versions`: the
+    checkpoint then lists only channels holding a value, so its size follows the state, not
+    the number of nodes.
     """
     for task in tasks:
         if task.path[0] == PULL:
             for trigger in task.node.triggers:
                 if channels[trigger].consume():
-                    versions[trigger] = versions.get(trigger, 0) + 1
-                    dirty.add(trigger)
+                    _moved(trigger, channels[trigger], versions, dirty)
 
     grouped: dict[str, list[Any]] = {}
     for task in sorted(tasks, key=_order) if len(tasks) > 1 else tasks:
@@ -159,9 +168,8 @@ def apply_writes(
     for name, values in grouped.items():
         channel = channels.get(name)
         if channel is not None and channel.update(values):
-            versions[name] = versions.get(name, 0) + 1
+            _moved(name, channel, versions, dirty)
             updated.append(name)
-    dirty.update(updated)
 
     stale = (
         previously_updated
@@ -173,9 +181,17 @@ def apply_writes(
             continue
         channel = channels.get(name)
         if channel is not None and channel.ephemeral and channel.clear():
-            versions[name] = versions.get(name, 0) + 1
-            dirty.add(name)
+            _moved(name, channel, versions, dirty)
     return updated
+
+
+def _moved(name: str, channel: Channel, versions: dict[str, int], dirty: set[str]) -> None:
+    if channel.checkpoint() is MISSING:
+        versions.pop(name, None)
+        dirty.discard(name)
+    else:
+        versions[name] = next_version()
+        dirty.add(name)
 
 
 def _order(task: Task) -> tuple[int, Any]:

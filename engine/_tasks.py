@@ -165,7 +165,9 @@ def _call_sync(run: Run, task: Task) -> None:
 
 def execute_sync(run: Run, task: Task) -> None:
     """Run one task to a recorded outcome (finished, interrupted or failed); never raises."""
-    run.task_started(task)
+    if run.cached_writes(task):
+        run.task_finished(task)
+        return
     attempt = 0
     while True:
         try:
@@ -173,6 +175,7 @@ def execute_sync(run: Run, task: Task) -> None:
                 _call_sync(run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
+            run.cache_writes(task)
             run.task_finished(task)
             return
         except GraphInterrupt as signal:
@@ -233,7 +236,9 @@ async def _acall(run: Run, task: Task) -> None:
 
 
 async def execute_async(run: Run, task: Task) -> None:
-    run.task_started(task)
+    if run.cached_writes(task):
+        run.task_finished(task)
+        return
     attempt = 0
     while True:
         try:
@@ -241,6 +246,7 @@ async def execute_async(run: Run, task: Task) -> None:
                 await _acall(run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
+            run.cache_writes(task)
             run.task_finished(task)
             return
         except GraphInterrupt as signal:
@@ -265,31 +271,48 @@ async def execute_async(run: Run, task: Task) -> None:
 # -- persistence ----------------------------------------------------------------------------------
 
 
-def flush_sync(run: Run) -> None:
+def _background(run: Run, op: str) -> Any:
+    """With "async" durability, a saver's non-blocking form (ordered background commits)."""
+    if run.durability != "async":
+        return None
+    return getattr(run.checkpointer, op + "_nowait", None)
+
+
+def flush_sync(run: Run, final: bool = False) -> None:
+    """Hand the outbox to the saver: "sync" waits for each commit, "async" queues them in
+    order and waits once at the end of the run, "exit" writes everything at the end."""
     saver = run.checkpointer
     outbox = run.outbox
     if saver is None:
         outbox.clear()
         return
-    if run.durability == "exit" and run.status == "pending":
+    if run.durability == "exit" and not final:
         return
     while outbox:
         op, args = outbox.pop(0)
-        getattr(saver, op)(*args)
+        (_background(run, op) or getattr(saver, op))(*args)
+    if final and run.durability == "async" and hasattr(saver, "flush"):
+        saver.flush()
 
 
-async def flush_async(run: Run) -> None:
+async def flush_async(run: Run, final: bool = False) -> None:
     saver = run.checkpointer
     outbox = run.outbox
     if saver is None:
         outbox.clear()
         return
-    if run.durability == "exit" and run.status == "pending":
+    if run.durability == "exit" and not final:
         return
     with anyio.CancelScope(shield=True):  # a cancelled run still saves what it finished
         while outbox:
             op, args = outbox.pop(0)
-            await getattr(saver, "a" + op)(*args)
+            background = _background(run, op)
+            if background is not None:
+                background(*args)
+            else:
+                await getattr(saver, "a" + op)(*args)
+        if final and run.durability == "async" and hasattr(saver, "aflush"):
+            await saver.aflush()
 
 
 def _raise_failure(tasks: list[Task]) -> None:
@@ -312,12 +335,7 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             tasks = run.next_tasks()
             if tasks is None:
                 break
-            todo = []
-            for task in tasks:
-                if task.cached:
-                    run.emit_cached(task)
-                else:
-                    todo.append(task)
+            todo = _start(run, tasks)
             if len(todo) == 1 and not live:
                 execute_sync(run, todo[0])
                 flush_sync(run)
@@ -331,10 +349,26 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             if run.status != "pending":
                 break
         run.end()
+    except GeneratorExit:
+        run.close_step()
+        raise
     finally:
         if run.status == "pending":
             run.status = "failed"
-        flush_sync(run)
+        flush_sync(run, final=True)
+
+
+def _start(run: Run, tasks: list[Task]) -> list[Task]:
+    """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
+    stream) and return those left to execute; tasks finished before a resume replay."""
+    todo = []
+    for task in sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks:
+        if task.cached:
+            run.emit_cached(task)
+        else:
+            run.task_started(task)
+            todo.append(task)
+    return todo
 
 
 def _start_order(task: Task) -> tuple[int, Any]:
@@ -371,12 +405,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             tasks = run.next_tasks()
             if tasks is None:
                 break
-            todo = []
-            for task in tasks:
-                if task.cached:
-                    run.emit_cached(task)
-                else:
-                    todo.append(task)
+            todo = _start(run, tasks)
             if len(todo) == 1 and not live:
                 await execute_async(run, todo[0])
                 await flush_async(run)
@@ -391,10 +420,13 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             if run.status != "pending":
                 break
         run.end()
+    except GeneratorExit:
+        run.close_step()
+        raise
     finally:
         if run.status == "pending":
             run.status = "failed"
-        await flush_async(run)
+        await flush_async(run, final=True)
 
 
 async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:

@@ -33,20 +33,15 @@ StreamMode = Literal[
 StreamWriter = Callable[[Any], None]
 
 
+@dataclasses.dataclass(eq=True, slots=True)
 class Send:
-    """Run `node` in the next super-step with `arg` as its input (map-reduce fan-out)."""
+    """Run `node` in the next super-step with `arg` as its input (map-reduce fan-out).
 
-    __slots__ = ("node", "arg")
+    A plain dataclass, so pending Sends round-trip through any checkpoint serializer.
+    """
 
-    def __init__(self, node: str, arg: Any) -> None:
-        self.node = node
-        self.arg = arg
-
-    def __repr__(self) -> str:
-        return f"Send(node={self.node!r}, arg={self.arg!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Send) and self.node == other.node and self.arg == other.arg
+    node: str
+    arg: Any
 
     def __hash__(self) -> int:
         return hash(self.node)
