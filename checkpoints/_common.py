@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .base import WRITES_IDX_MAP, ChannelVersions, Checkpoint, CheckpointMetadata
-from .serde import Serializer
+from .serde import SerializationError, Serializer
 
 _encode_plain = msgspec.msgpack.Encoder().encode
 
@@ -40,22 +40,34 @@ def serialize_put(
     new_versions: ChannelVersions,
 ) -> SerializedPut:
     """Serialize on the caller's thread, so the stored copy is taken at `put` time."""
-    dumps = serde.dumps
     values = checkpoint["channel_values"]
-    blobs = [(ch, v, dumps(values[ch]) if ch in values else None) for ch, v in new_versions.items()]
+    blobs = [
+        (ch, v, _dump_channel(serde, ch, values[ch]) if ch in values else None)
+        for ch, v in new_versions.items()
+    ]
     # The bookkeeping around the values (ids, versions, seen versions, channel names) is plain
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
     rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-    return SerializedPut(blobs, _encode_plain(rest), dumps(metadata))
+    return SerializedPut(blobs, _encode_plain(rest), serde.dumps(metadata))
 
 
 def serialize_writes(
     serde: Serializer, writes: Sequence[tuple[str, Any]]
 ) -> list[tuple[int, str, bytes]]:
     """(idx, channel, value) per write; special channels get their fixed negative index."""
-    dumps = serde.dumps
-    return [(WRITES_IDX_MAP.get(ch, idx), ch, dumps(v)) for idx, (ch, v) in enumerate(writes)]
+    return [
+        (WRITES_IDX_MAP.get(ch, idx), ch, _dump_channel(serde, ch, v))
+        for idx, (ch, v) in enumerate(writes)
+    ]
+
+
+def _dump_channel(serde: Serializer, channel: str, value: Any) -> bytes:
+    """Serialize one channel's value; a failure names the channel as well as the type."""
+    try:
+        return serde.dumps(value)
+    except SerializationError as error:
+        raise SerializationError(f"Cannot save channel '{channel}': {error}") from None
 
 
 def matches_filter(metadata: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
