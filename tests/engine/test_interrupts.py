@@ -7,7 +7,7 @@ import re
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from _normalize import normalize
+from ._normalize import normalize
 
 from checkpoints import InMemorySaver
 from engine import END, START, Command, Interrupt, Send, StateGraph, interrupt

@@ -12,7 +12,7 @@ import threading
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from _normalize import normalize
+from ._normalize import normalize
 
 from checkpoints import InMemorySaver
 from engine import END, START, StateGraph, get_stream_writer
