@@ -11,7 +11,7 @@ from ._common import checkpoints_to_drop, thread_is_idle
 from .base import Checkpoint
 from .serde import Serializer
 
-__all__ = ["copy_thread", "delete_thread", "prune"]
+__all__ = ["copy_thread", "delete_checkpoints", "delete_thread", "prune"]
 
 _TABLES = ("checkpoints", "blobs", "writes")
 _COLUMNS = {
@@ -24,6 +24,17 @@ _COLUMNS = {
 async def delete_thread(conn: aiosqlite.Connection, thread_id: str) -> None:
     for table in _TABLES:
         await conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+
+async def delete_checkpoints(
+    conn: aiosqlite.Connection, thread_id: str, checkpoint_ids: Sequence[str]
+) -> None:
+    """These checkpoints and their writes, in every namespace; blobs go with the next prune."""
+    keys = [(thread_id, cid) for cid in checkpoint_ids]
+    for table in ("checkpoints", "writes"):
+        await conn.executemany(
+            f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id = ?", keys
+        )
 
 
 async def copy_thread(conn: aiosqlite.Connection, source: str, target: str) -> None:

@@ -78,38 +78,28 @@ class CheckpointTuple(NamedTuple):
 
 
 _clock_lock = threading.Lock()
-_last_ns = 0
+_last_ticks = 0
+_node_hex = os.urandom(6).hex()  # fixed per process; ids stay unique through the clock+seq
+_seq = int.from_bytes(os.urandom(2), "big") & 0x3FFF
 
 
 def new_checkpoint_id() -> str:
     """A time-ordered UUID (version 6 layout), so ids sort by creation like LangGraph's.
 
-    Monotonic within the process even when the clock does not advance between two calls.
+    Strictly increasing within the process even when the clock does not advance between calls.
     """
-    global _last_ns
+    global _last_ticks
     with _clock_lock:
-        ns = time.time_ns()
-        if ns <= _last_ns:
-            ns = _last_ns + 1
-        _last_ns = ns
-    # 100-ns intervals since the Gregorian epoch, as RFC 9562 asks.
-    ticks = ns // 100 + 0x01B21DD213814000
-    time_high = (ticks >> 28) & 0xFFFFFFFF
-    time_mid = (ticks >> 12) & 0xFFFF
-    time_low = ticks & 0x0FFF
-    rand = int.from_bytes(os.urandom(8), "big")
-    clock_seq = (rand >> 48) & 0x3FFF
-    node = rand & 0xFFFFFFFFFFFF
-    value = (
-        (time_high << 96)
-        | (time_mid << 80)
-        | (0x6 << 76)
-        | (time_low << 64)
-        | (0x2 << 62)
-        | (clock_seq << 48)
-        | node
+        # 100-ns intervals since the Gregorian epoch, as RFC 9562 asks.
+        ticks = time.time_ns() // 100 + 0x01B21DD213814000
+        if ticks <= _last_ticks:
+            ticks = _last_ticks + 1
+        _last_ticks = ticks
+    high = ticks >> 12
+    return (
+        f"{high >> 16:08x}-{high & 0xFFFF:04x}-6{ticks & 0xFFF:03x}-"
+        f"{0x8000 | _seq:04x}-{_node_hex}"
     )
-    return str(uuid.UUID(int=value))
 
 
 def now_iso() -> str:
@@ -192,6 +182,11 @@ class BaseCheckpointSaver:
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         raise NotImplementedError
 
+    def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        """Delete these checkpoints (every namespace) and their pending writes: a server
+        rolling back a cancelled run removes what that run wrote."""
+        raise NotImplementedError
+
     def prune(
         self,
         thread_ids: Sequence[str],
@@ -240,6 +235,9 @@ class BaseCheckpointSaver:
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         self.copy_thread(source_thread_id, target_thread_id)
+
+    async def adelete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        self.delete_checkpoints(thread_id, checkpoint_ids)
 
     async def aprune(
         self,

@@ -226,6 +226,17 @@ class InMemorySaver(BaseCheckpointSaver):
             self.blobs = {k: v for k, v in self.blobs.items() if k[0] != thread_id}
             self.writes = {k: v for k, v in self.writes.items() if k[0] != thread_id}
 
+    def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        """Drop these checkpoints and their writes; blobs go with the next prune."""
+        drop = set(checkpoint_ids)
+        with self._lock:
+            for saved in self.storage.get(thread_id, {}).values():
+                for cid in drop & saved.keys():
+                    del saved[cid]
+            self.writes = {
+                k: v for k, v in self.writes.items() if not (k[0] == thread_id and k[2] in drop)
+            }
+
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy all namespaces, checkpoints, blobs and writes (stored bytes are immutable)."""
         with self._lock:

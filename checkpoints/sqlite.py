@@ -29,6 +29,7 @@ from ._common import prune_cutoff, serialize_put, serialize_writes
 from ._loop_thread import LoopThread
 from ._sqlite_reader import PAGE, Reader
 from ._sqlite_schema import migrate
+from ._sqlite_wal import aenable_wal
 from ._sqlite_writer import Job, Rows, Task, Writer
 from .base import (
     BaseCheckpointSaver,
@@ -114,12 +115,14 @@ async def _connect(
     path: str, busy_timeout: float, isolation_level: Literal["IMMEDIATE"] | None
 ) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level=isolation_level)
-    for pragma in (
-        "journal_mode = WAL",
-        "synchronous = NORMAL",  # with WAL: durable across crashes of the process, fsync-free
-        f"busy_timeout = {int(busy_timeout * 1000)}",
-    ):
-        await conn.execute(f"PRAGMA {pragma}")
+    try:
+        await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        await aenable_wal(conn, busy_timeout)
+        # With WAL: durable across crashes of the process (SIGKILL), without an fsync per commit.
+        await conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        await conn.close()
+        raise
     return conn
 
 
@@ -296,6 +299,17 @@ class SqliteSaver(BaseCheckpointSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self._acommit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
+
+    def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        """Delete these checkpoints (every namespace) and their writes in one transaction."""
+        self._commit(task=functools.partial(
+            tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
+        ))
+
+    async def adelete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        await self._acommit(task=functools.partial(
+            tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
+        ))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy all namespaces, checkpoints, blobs and writes to another thread id."""

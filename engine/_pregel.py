@@ -511,6 +511,18 @@ class CompiledStateGraph:
 
         return graph_of(self, xray=xray)
 
+    def copy(self, *, checkpointer: Any = ..., store: Any = ...) -> CompiledStateGraph:
+        """The same graph with another saver and/or store (a server attaches its own)."""
+        return CompiledStateGraph(
+            self.plan,
+            builder=self.builder,
+            checkpointer=self.checkpointer if checkpointer is ... else checkpointer,
+            store=self.store if store is ... else store,
+            cache=self.cache,
+            name=self.name,
+            debug=self.debug,
+        )
+
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         return _Bound(self, _merge({**(config or {}), **kwargs}))
 

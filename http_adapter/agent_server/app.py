@@ -1,0 +1,51 @@
+"""Builds the agent server's Starlette app: routes, auth middleware, errors, lifespan.
+
+The lifespan owns the process-wide state (records, saver, store) and the run queue's worker
+task group, so every background task has an owner and stops with the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from .auth import ApiKeyMiddleware
+from .errors import exception_handlers
+from .queue import RunQueue
+from .routes import assistants, runs, system, threads
+from .settings import Settings
+from .state import ServerState
+
+__all__ = ["create_app"]
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The LangGraph-compatible agent server for `settings.graphs`."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state = ServerState(settings)
+        await state.open()
+        queue = RunQueue(state)
+        state.queue = queue
+        app.state.server = state
+        try:
+            async with anyio.create_task_group() as tg:
+                await tg.start(queue.serve)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            await state.close()
+
+    return Starlette(
+        routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes],
+        middleware=[Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)],
+        exception_handlers=exception_handlers,
+        lifespan=lifespan,
+    )

@@ -1,0 +1,86 @@
+"""The server's errors, and the one table that maps them to HTTP responses (STYLE 6).
+
+Route handlers raise these; `exception_handlers` turns every error into a JSON body with a
+`detail`, never a traceback (SPEC §3: 400/404/409/422, unknown route 404, wrong method 405).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+__all__ = [
+    "BadRequest",
+    "Conflict",
+    "NotFound",
+    "ServerError",
+    "UnprocessableEntity",
+    "exception_handlers",
+]
+
+logger = logging.getLogger("http_adapter")
+
+
+class ServerError(Exception):
+    """Root of the errors a request can end with; `status` is the HTTP status."""
+
+    status = 500
+
+    def __init__(self, detail: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class BadRequest(ServerError):
+    status = 400
+
+
+class NotFound(ServerError):
+    status = 404
+
+
+class Conflict(ServerError):
+    status = 409
+
+
+class UnprocessableEntity(ServerError):
+    status = 422
+
+
+def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServerError)
+    return _json(exc.status, exc.detail)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code in (204, 304):
+        return Response(status_code=exc.status_code)
+    return _json(exc.status_code, exc.detail, getattr(exc, "headers", None))
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    return _json(422, str(exc))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    logger.exception("Unhandled error on %s %s", request.method, request.url.path)
+    return _json(500, "Internal server error")
+
+
+exception_handlers: dict[Any, Any] = {
+    ServerError: _server_error,
+    HTTPException: _http_error,
+    msgspec.ValidationError: _validation_error,
+    msgspec.DecodeError: _validation_error,
+    Exception: _unexpected,
+}

@@ -1,0 +1,383 @@
+"""The run queue and its worker pool, inside the server process.
+
+- A run starts the moment it is created: creating one wakes the workers (no polling).
+- Runs of one thread run one at a time, in creation order; `after_seconds` delays a run.
+- Cancellation (action interrupt | rollback), a per-run timeout and webhooks on completion.
+- Thread status follows SPEC §3 in every path: busy while a run is pending or running, then
+  error / interrupted / idle from how the last run ended, including cancellation.
+- On start-up, runs left "running" by a dead process run again from their last checkpoint
+  (attempt + 1) and pending runs run: none is lost or left "running".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import urllib.request
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .errors import Conflict
+from .executor import Outcome, engine_args, engine_modes, stream_modes, wire_events
+from .records import now
+from .schemas import Run, Thread
+from .state import ServerState
+
+__all__ = ["RunQueue"]
+
+logger = logging.getLogger("http_adapter.queue")
+
+
+@dataclasses.dataclass(slots=True)
+class _Active:
+    scope: anyio.CancelScope
+    action: str | None = None  # why it was cancelled: "interrupt" | "rollback" | "timeout"
+
+
+class RunQueue:
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self._wake = anyio.Event()
+        self._active: dict[str, _Active] = {}
+        self._done: dict[str, anyio.Event] = {}
+        self._outcomes: dict[str, Outcome] = {}
+        self._attempts: dict[str, int] = {}
+        self._stateless: dict[str, Run] = {}
+        self._not_before: dict[str, float] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Recover, then run the workers until cancelled (the app's lifespan owns this)."""
+        await self._recover()
+        async with anyio.create_task_group() as tg:
+            for _ in range(self.state.settings.workers):
+                tg.start_soon(self._worker)
+            task_status.started()
+
+    async def _recover(self) -> None:
+        records = self.state.records
+        for run in list(records.runs.values()):
+            if run.status == "running":
+                self._attempts[run.run_id] = self._attempts.get(run.run_id, 1) + 1
+                await records.put_run(_with(run, status="pending"))
+        attempts = records.extra.get("run_attempt", {})
+        for run_id, attempt in attempts.items():
+            self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
+        for run in records.runs.values():
+            if run.status == "pending":
+                self.state.broker.open(run.run_id, resumable=bool(run.kwargs.get("stream_resumable")))
+                self._done.setdefault(run.run_id, anyio.Event())
+        self.wake()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # -- creating -------------------------------------------------------------------------------
+
+    async def create(self, run: Run, thread: Thread | None, *, subscribe: bool = False) -> Any:
+        """Queue a thread run (applying its multitask strategy) or a stateless one.
+
+        With `subscribe`, returns (run, subscription): the subscription is taken before the
+        run can publish anything, so a streaming caller misses nothing.
+        """
+        self._done[run.run_id] = anyio.Event()
+        self.state.broker.open(run.run_id, resumable=bool(run.kwargs.get("stream_resumable")))
+        subscription = self.state.broker.attach(run.run_id) if subscribe else None
+        try:
+            created = await self._create(run, thread)
+        except BaseException:
+            if subscription is not None:
+                subscription.close()
+            raise
+        return (created, subscription) if subscribe else created
+
+    async def _create(self, run: Run, thread: Thread | None) -> Run:
+        after = run.kwargs.get("after_seconds")
+        if after:
+            self._not_before[run.run_id] = time.monotonic() + float(after)
+        if thread is None:
+            self._stateless[run.run_id] = run
+            self.wake()
+            return run
+        records = self.state.records
+        inflight = [r for r in records.runs_of(thread.thread_id) if r.status in ("pending", "running")]
+        strategy = run.multitask_strategy
+        if inflight and strategy == "reject":
+            self.state.broker.forget(run.run_id)
+            self._done.pop(run.run_id, None)
+            raise Conflict(
+                "Thread is already running a task. Wait for it to finish or choose a different "
+                "multitask strategy."
+            )
+        await records.put_runs([run], [_with(thread, status="busy", updated_at=now())])
+        if inflight and strategy in ("interrupt", "rollback"):
+            for other in inflight:
+                await self.cancel(other.run_id, strategy)
+        self.wake()
+        return run
+
+    # -- workers --------------------------------------------------------------------------------
+
+    def _eligible(self) -> tuple[Run | None, float | None]:
+        """The oldest runnable run, and how long until a delayed one becomes runnable."""
+        now_ = time.monotonic()
+        soonest: float | None = None
+        busy_threads = {
+            r.thread_id for rid in self._active
+            if (r := self.state.records.runs.get(rid)) is not None
+        }
+        candidates = list(self._stateless.values()) + [
+            r for r in self.state.records.runs.values() if r.status == "pending"
+        ]
+        candidates.sort(key=lambda r: r.created_at)
+        for run in candidates:
+            if run.run_id in self._active:
+                continue
+            start = self._not_before.get(run.run_id)
+            if start is not None and start > now_:
+                soonest = start - now_ if soonest is None else min(soonest, start - now_)
+                continue
+            if run.run_id not in self._stateless and run.thread_id in busy_threads:
+                continue
+            return run, soonest
+        return None, soonest
+
+    async def _worker(self) -> None:
+        while True:
+            run, wait = self._eligible()
+            if run is None:
+                event = self._wake
+                with anyio.move_on_after(wait if wait is not None else 3600):
+                    await event.wait()
+                if self._wake is event and event.is_set():
+                    self._wake = anyio.Event()
+                continue
+            active = _Active(anyio.CancelScope())
+            self._active[run.run_id] = active
+            try:
+                await self._execute(run, active)
+            except Exception:  # the run's own errors are handled inside; this is ours
+                logger.exception("Run %s failed in the queue", run.run_id)
+            finally:
+                self._active.pop(run.run_id, None)
+                self._not_before.pop(run.run_id, None)
+                self.wake()
+
+    # -- executing ------------------------------------------------------------------------------
+
+    async def _execute(self, run: Run, active: _Active) -> None:
+        stateless = run.run_id in self._stateless
+        records = self.state.records
+        attempt = self._attempts.get(run.run_id, 1)
+        if not stateless:
+            run = _with(run, status="running", updated_at=now())
+            await records.put_run(run)
+            await records.put_extra("run_attempt", run.run_id, attempt)
+        outcome = await self._stream(run, active, stateless, attempt)
+        await self._finish(run, outcome, stateless, active)
+
+    async def _stream(self, run: Run, active: _Active, stateless: bool, attempt: int) -> Outcome:
+        state = self.state
+        assistant = state.assistant(run.assistant_id)
+        graph = await state.graph(assistant.graph_id, stateless=stateless)
+        value, config, options = engine_args(
+            run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt
+        )
+        if attempt > 1 and not stateless:
+            value = await self._resume_input(run, value)
+        modes = stream_modes(run.kwargs)
+        wanted = engine_modes(modes)
+        engine = wanted if "values" in wanted else [*wanted, "values"]
+        convert = wire_events(modes, options["subgraphs"])
+        publish = state.broker.publish
+        subgraphs = options["subgraphs"]
+        last_values: Any = None
+        timeout = state.settings.run_timeout
+        try:
+            with active.scope:
+                with anyio.fail_after(timeout) if timeout else _nullcontext():
+                    async for item in graph.astream(value, config, stream_mode=engine, **options):
+                        ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
+                        if mode == "values" and not ns:
+                            last_values = item[-1]
+                        if mode in wanted:
+                            for name, data in convert(item):
+                                publish(run.run_id, name, data)
+        except TimeoutError:
+            return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
+        except Exception as error:  # the graph failed: the run ends in error
+            detail = {"error": type(error).__name__, "message": str(error)}
+            publish(run.run_id, "error", _dumps(detail))
+            return Outcome("error", error=detail)
+        if active.scope.cancel_called:
+            return Outcome("interrupted")
+        interrupts = list((last_values or {}).get("__interrupt__", ())) if isinstance(last_values, dict) else []
+        values = (
+            {k: v for k, v in last_values.items() if k != "__interrupt__"}
+            if isinstance(last_values, dict) else last_values
+        )
+        return Outcome("success", values=values, interrupts=interrupts)
+
+    async def _resume_input(self, run: Run, value: Any) -> Any:
+        """A retried run continues from the checkpoints its first attempt wrote."""
+        latest = await self.state.saver.aget_tuple(
+            {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+        )
+        if latest is not None and latest.metadata.get("run_id") == run.run_id:
+            return None
+        return value
+
+    async def _finish(self, run: Run, outcome: Outcome, stateless: bool, active: _Active) -> None:
+        state = self.state
+        records = state.records
+        if active.action == "rollback" and not stateless:
+            await self._rollback(run)
+        elif not stateless:
+            status = "success" if outcome.status == "success" else outcome.status
+            updated = _with(run, status=status, updated_at=now())
+            thread = records.threads.get(run.thread_id)
+            threads = (
+                [await self._thread_after(thread, outcome, finished=run.run_id)]
+                if thread is not None else []
+            )
+            await records.put_runs([updated], threads)
+            run = updated
+        self._outcomes[run.run_id] = outcome
+        self._stateless.pop(run.run_id, None)
+        state.broker.close(run.run_id)
+        done = self._done.get(run.run_id)
+        if done is not None:
+            done.set()
+        if run.kwargs.get("webhook"):
+            await _webhook(run.kwargs["webhook"], run, outcome)
+
+    async def _thread_after(
+        self, thread: Thread, outcome: Outcome, finished: str | None = None
+    ) -> Thread:
+        """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
+        others = [
+            r for r in self.state.records.runs_of(thread.thread_id)
+            if r.status in ("pending", "running") and r.run_id != finished
+        ]
+        snapshot = await self.state.saver.aget_tuple(
+            {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": ""}}
+        )
+        values, interrupts, has_next = outcome.values, {}, False
+        graph_id = (thread.metadata or {}).get("graph_id")
+        if snapshot is not None and graph_id in self.state.settings.graphs:
+            graph = await self.state.graph(graph_id)
+            current = await graph.aget_state(
+                {"configurable": {"thread_id": thread.thread_id}}
+            )
+            values = current.values
+            has_next = bool(current.next)
+            interrupts = {
+                t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
+                for t in current.tasks if t.interrupts
+            }
+        if others:
+            status = "busy"
+        elif outcome.status in ("error", "timeout"):
+            status = "error"
+        elif has_next or interrupts:
+            status = "interrupted"
+        else:
+            status = "idle"
+        stamp = now()
+        return _with(
+            thread, status=status, values=values, interrupts=interrupts,
+            error=outcome.error if outcome.status in ("error", "timeout") else None,
+            updated_at=stamp, state_updated_at=stamp,
+        )
+
+    async def _rollback(self, run: Run) -> None:
+        """Drop the run and the checkpoints it wrote: the thread is as before the run."""
+        records = self.state.records
+        saver = self.state.saver
+        config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+        ids = [
+            saved.checkpoint["id"] async for saved in saver.alist(config)
+            if saved.metadata.get("run_id") == run.run_id
+        ]
+        if ids:
+            await saver.adelete_checkpoints(run.thread_id, ids)
+        await records.delete_run(run.run_id)
+        thread = records.threads.get(run.thread_id)
+        if thread is not None:
+            await records.put_thread(
+                await self._thread_after(thread, Outcome("success"), finished=run.run_id)
+            )
+
+    # -- control --------------------------------------------------------------------------------
+
+    async def cancel(self, run_id: str, action: str = "interrupt") -> None:
+        """Stop a run: a running one is cancelled, a pending one never starts."""
+        active = self._active.get(run_id)
+        if active is not None:
+            active.action = action
+            active.scope.cancel()
+            return
+        run = self.state.records.runs.get(run_id) or self._stateless.get(run_id)
+        if run is None or run.status not in ("pending",):
+            return
+        self._active[run_id] = _Active(anyio.CancelScope(), action)
+        try:
+            await self._finish(run, Outcome("interrupted"), run_id in self._stateless, self._active[run_id])
+        finally:
+            self._active.pop(run_id, None)
+
+    async def wait(self, run_id: str) -> Outcome | None:
+        done = self._done.get(run_id)
+        if done is not None:
+            await done.wait()
+        return self._outcomes.get(run_id)
+
+    def outcome(self, run_id: str) -> Outcome | None:
+        return self._outcomes.get(run_id)
+
+    def attempt(self, run_id: str) -> int:
+        return self._attempts.get(run_id, 1)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _with(record: Any, **changes: Any) -> Any:
+    import msgspec
+
+    return msgspec.structs.replace(record, **changes)
+
+
+def _dumps(value: Any) -> bytes:
+    from .encode import dumps
+
+    return dumps(value)
+
+
+async def _webhook(url: str, run: Run, outcome: Outcome) -> None:
+    """POST the finished run to the caller's webhook; failures are logged, never raised."""
+    import msgspec
+
+    body = msgspec.json.encode({**msgspec.structs.asdict(run), "status": run.status,
+                                "values": outcome.values, "error": outcome.error})
+
+    def post() -> None:
+        request = urllib.request.Request(
+            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (user URL)
+            response.read()
+
+    try:
+        await anyio.to_thread.run_sync(post)
+    except Exception as error:
+        logger.warning("Webhook %s for run %s failed: %s", url, run.run_id, error)
