@@ -1,5 +1,6 @@
 """Checkpoint savers: the protocol, an in-memory and a SQLite back end, and the serializer."""
 
+from ._schema_versions import SchemaError
 from .base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
 from .cache import BaseCache, InMemoryCache
 from .memory import InMemorySaver, MemorySaver
@@ -15,6 +16,7 @@ __all__ = [
     "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",
+    "SchemaError",
     "SerializationError",
     "Serializer",
     "SqliteSaver",

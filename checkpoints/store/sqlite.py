@@ -9,7 +9,9 @@ transaction to finish, so a put is either fully stored or not at all.
 
 Layout: namespaces stored as their labels joined with ``.`` (labels cannot contain one), values
 as JSON text, times as integer microseconds since the Unix epoch (UTC), vectors as
-little-endian float32 blobs. The schema version is ``PRAGMA user_version``.
+little-endian float32 blobs. The tables are the ``"store"`` component of the file's shared schema
+table (`checkpoints._schema_versions`), so the store can share a file with the checkpoint saver
+and the server's records.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
+from .._schema_versions import migrate
+from .._sqlite_wal import enable_wal
 from ._core import Row
 from ._embed import Vector, from_blob, to_blob
 from ._rowstore import RowStore
@@ -33,7 +37,9 @@ __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
 
-# Ordered migrations: entry N (1-based) upgrades a file at user_version N-1. Append, never edit.
+COMPONENT = "store"
+
+# Ordered migrations: entry N (1-based) upgrades the component from version N-1. Append only.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """CREATE TABLE store_items (
@@ -84,32 +90,15 @@ def _row(record: tuple[Any, ...]) -> Row:
 def _connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
     # Autocommit mode: transactions are opened explicitly by `_transaction`.
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        enable_wal(conn, busy_timeout_ms / 1000)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        conn.close()
+        raise
     return conn
-
-
-def _migrate(conn: sqlite3.Connection, path: str) -> None:
-    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise RuntimeError(
-            f"The store file has schema version {version}; this graphrun knows up to "
-            f"{len(MIGRATIONS)}. Upgrade graphrun to open it."
-        )
-    # user_version is one counter per file: a file another component versioned (the checkpoint
-    # saver counts its own migrations there) must not pass for a migrated store.
-    owned = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'store_items'").fetchone()
-    if version and owned is None:
-        raise RuntimeError(
-            f"{path} has schema version {version} but no store tables: it belongs to another "
-            "component (e.g. the checkpoint saver). Give the store its own file."
-        )
-    for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
-        for statement in statements:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
 
 
 class SqliteStore(RowStore):
@@ -154,7 +143,8 @@ class SqliteStore(RowStore):
     def setup(self) -> None:
         """Create or upgrade the schema; idempotent, and run by the constructor."""
         with self._transaction(write=True):
-            _migrate(self._db(), self.path)
+            # Before the shared table the store counted its migrations in user_version (legacy).
+            migrate(self._db(), COMPONENT, MIGRATIONS, legacy_table="store_items")
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from checkpoints import SqliteSaver
+from checkpoints import SchemaError, SqliteSaver
 from checkpoints import _sqlite_schema as schema
 from checkpoints.base import empty_checkpoint, thread_config
 
@@ -164,16 +164,19 @@ async def test_async_context_manager_and_flush(path: Path) -> None:
 # --- migrations ---------------------------------------------------------------------------------
 
 
-def user_version(path: Path) -> int:
-    return int(execute(path, "PRAGMA user_version")[0][0])
+def saver_version(path: Path) -> int | None:
+    """The saver's row in the file's shared schema table (None: no row)."""
+    rows = execute(path, "SELECT version FROM graphrun_schema WHERE component = 'checkpoints'")
+    return int(rows[0][0]) if rows else None
 
 
-def test_a_version_0_file_is_upgraded(path: Path) -> None:
+def test_a_file_without_the_saver_is_upgraded(path: Path) -> None:
     execute(path, "CREATE TABLE unrelated (x)", "INSERT INTO unrelated VALUES (1)")
     with SqliteSaver(path) as saver:
         saver.put(thread_config("t"), checkpoint_with({}, {}), {}, {})
-    assert user_version(path) == len(schema.MIGRATIONS)
+    assert saver_version(path) == len(schema.MIGRATIONS)
     assert count(path, "unrelated") == 1
+    assert execute(path, "PRAGMA user_version") == [(0,)]  # left for others to use
 
 
 def test_an_older_file_is_upgraded_in_place(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,14 +192,17 @@ def test_an_older_file_is_upgraded_in_place(path: Path, monkeypatch: pytest.Monk
         loaded = saver.get_tuple(thread_config("t"))
         assert loaded is not None
         assert loaded.checkpoint["channel_values"] == {"a": 1}
-    assert user_version(path) == released + 1
+    assert saver_version(path) == released + 1
     assert execute(path, "SELECT note FROM checkpoints") == [("",)]
 
 
 def test_a_file_from_a_newer_release_is_refused(path: Path) -> None:
-    execute(path, f"PRAGMA user_version = {len(schema.MIGRATIONS) + 1}")
-    with pytest.raises(schema.SchemaError, match="schema version"):
+    SqliteSaver(path).close()
+    newer = len(schema.MIGRATIONS) + 1
+    execute(path, f"UPDATE graphrun_schema SET version = {newer} WHERE component = 'checkpoints'")
+    with pytest.raises(SchemaError, match=f"schema version {newer} for 'checkpoints'"):
         SqliteSaver(path)
+    assert saver_version(path) == newer
 
 
 def test_a_failed_migration_leaves_the_file_untouched(
@@ -209,7 +215,6 @@ def test_a_failed_migration_leaves_the_file_untouched(
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
     with pytest.raises(RuntimeError, match="migration bug"):
         SqliteSaver(path)
-    assert user_version(path) == 0
     assert execute(path, "SELECT name FROM sqlite_master") == []
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import checkpoints.store as store_pkg
+from checkpoints import SchemaError
 from checkpoints.store import (
     BaseStore,
     GetOp,
@@ -642,21 +643,12 @@ def test_sqlite_schema_is_versioned(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     SqliteStore(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        query = "SELECT version FROM graphrun_schema WHERE component = 'store'"
+        assert conn.execute(query).fetchone() == (1,)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        conn.execute("PRAGMA user_version = 99")
+        conn.execute("UPDATE graphrun_schema SET version = 99 WHERE component = 'store'")
     conn.close()
-    with pytest.raises(RuntimeError, match="schema version 99"):
-        SqliteStore(path)
-
-
-def test_sqlite_refuses_a_file_versioned_by_someone_else(tmp_path: Path) -> None:
-    path = tmp_path / "checkpoints.db"
-    with sqlite3.connect(path) as conn:
-        conn.execute("CREATE TABLE checkpoints (id TEXT)")
-        conn.execute("PRAGMA user_version = 1")
-    conn.close()
-    with pytest.raises(RuntimeError, match="no store tables"):
+    with pytest.raises(SchemaError, match="schema version 99 for 'store'"):
         SqliteStore(path)
 
 
