@@ -1,0 +1,20 @@
+"""graphrun vs LangGraph, side by side: `python -m benchmarks [--quick] [--json PATH] [--filter S]`.
+
+Cases are written once as builder functions over a `lib` namespace (see `_harness.Lib`), so the
+graphrun graph and the LangGraph graph come from the same code. Groups:
+
+- `engine`: per-step overhead of a 100-node no-op chain (issue 2);
+- `graphs`: the graphs of LangGraph's own benchmark suite, sync/async, with and without savers;
+- `streaming`: chunks per second per stream mode.
+"""
+
+from ._harness import Case, Lib, Settings, format_table, load_libs, run_cases
+
+__all__ = ["Case", "Lib", "Settings", "all_cases", "format_table", "load_libs", "run_cases"]
+
+
+def all_cases() -> list[Case]:
+    """Every case, in table order."""
+    from . import engine, graphs, streaming
+
+    return [*engine.cases(), *graphs.cases(), *streaming.cases()]

@@ -1,0 +1,76 @@
+"""Smoke test of the benchmark suite: it runs and writes sane JSON. Never asserts timings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _importable(*modules: str) -> bool:
+    try:
+        return all(importlib.util.find_spec(module) is not None for module in modules)
+    except (ImportError, ValueError):
+        return False
+
+
+@pytest.mark.timeout(120)
+def test_quick_run_writes_expected_cases(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--filter",
+            "sequential_10",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "sequential_10" in proc.stdout  # the table was printed
+
+    report = json.loads(out.read_text())
+    assert report["meta"]["settings"]["quick"] is True
+    results = {case["case"]: case for case in report["cases"]}
+    family = [
+        "sequential_10",
+        "sequential_10_async",
+        "sequential_10_checkpoint",
+        "sequential_10_checkpoint_async",
+        "sequential_10_sqlite",
+        "sequential_10_sqlite_async",
+    ]
+    assert set(family) <= set(results), sorted(results)
+
+    has_langgraph = _importable("langgraph")
+    for name in family:
+        result = results[name]
+        assert "error" not in result, (name, result.get("error"))
+        if "skipped" in result:  # only the SQLite pair may lack a saver in some environment
+            assert name.startswith("sequential_10_sqlite"), (name, result["skipped"])
+            continue
+        graphrun = result["graphrun"]
+        assert graphrun["reps"] >= 1
+        for key in ("median_ms", "q1_ms", "q3_ms", "min_ms", "max_ms", "us_per_step"):
+            assert graphrun[key] > 0, (name, key, graphrun)
+        assert graphrun["min_ms"] <= graphrun["median_ms"] <= graphrun["max_ms"]
+        if has_langgraph:
+            assert result["langgraph"]["median_ms"] > 0
+            assert result["ratio"] > 0
+        assert "mismatch" not in result, (name, result["mismatch"])
