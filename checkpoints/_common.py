@@ -9,7 +9,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from .base import WRITES_IDX_MAP, ChannelVersions, Checkpoint, CheckpointMetadata
+from .base import (
+    INTERRUPT,
+    RESUME,
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from .serde import SerializationError, Serializer
 
 _encode_plain = msgspec.msgpack.Encoder().encode
@@ -49,7 +56,7 @@ def serialize_put(
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
     rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-    return SerializedPut(blobs, _encode_plain(rest), serde.dumps(metadata))
+    return SerializedPut(blobs, _encode_plain(rest), _dump_metadata(serde, metadata))
 
 
 def serialize_writes(
@@ -62,12 +69,49 @@ def serialize_writes(
     ]
 
 
+# Internal channels, named in errors by what the user wrote (the channel follows in brackets).
+_INPUT = "__start__"  # the graph input: one dict keyed by state channel
+_TASKS = "__pregel_tasks"  # Send packets
+_CALLED = {INTERRUPT: "the interrupt value", RESUME: "the resume value"}
+
+
 def _dump_channel(serde: Serializer, channel: str, value: Any) -> bytes:
     """Serialize one channel's value; a failure names the channel as well as the type."""
     try:
         return serde.dumps(value)
     except SerializationError as error:
-        raise SerializationError(f"Cannot save channel '{channel}': {error}") from None
+        raise SerializationError(f"Cannot save {_where(serde, channel, value)}: {error}") from None
+
+
+def _dump_metadata(serde: Serializer, metadata: CheckpointMetadata) -> bytes:
+    try:
+        return serde.dumps(metadata)
+    except SerializationError as error:
+        key = _failing_key(serde, metadata)
+        where = "checkpoint metadata" if key is None else f"checkpoint metadata key {key!r}"
+        raise SerializationError(f"Cannot save {where}: {error}") from None
+
+
+def _where(serde: Serializer, channel: str, value: Any) -> str:
+    if channel == _INPUT and isinstance(value, Mapping):
+        key = _failing_key(serde, value)
+        if key is not None:
+            return f"channel {key!r} (in the graph input)"
+    if channel == _TASKS and isinstance(getattr(value, "node", None), str):
+        return f"the Send to node {value.node!r} (channel {channel!r})"
+    if channel in _CALLED:
+        return f"{_CALLED[channel]} (channel {channel!r})"
+    return f"channel {channel!r}"
+
+
+def _failing_key(serde: Serializer, value: Mapping[Any, Any]) -> str | None:
+    """The first key whose value cannot be serialized (only called once saving failed)."""
+    for key, item in value.items():
+        try:
+            serde.dumps(item)
+        except SerializationError:
+            return str(key)
+    return None
 
 
 def matches_filter(metadata: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
