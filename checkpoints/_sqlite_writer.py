@@ -5,6 +5,11 @@ over. Whatever piles up while a commit runs is written by the next one, in a sin
 (group commit), so threads never contend for the SQLite write lock. A change nobody waits for
 ("async" durability) lingers up to `LINGER` seconds so a run's consecutive steps share a commit;
 a change somebody waits for (a durable put, a flush, a read) starts the commit at once.
+
+Backpressure: a caller that runs ahead of the writer (a CPU-bound graph holds the GIL, and the
+writer's thread needs it for every row) would otherwise queue steps without bound, holding their
+serialized values in memory and losing them all in a crash. Once `BACKLOG` changes wait in the
+queue, the next background submit blocks until they are committed.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import aiosqlite
 
 from ._loop_thread import LoopThread
 
-__all__ = ["LINGER", "Job", "Rows", "Writer"]
+__all__ = ["BACKLOG", "LINGER", "Job", "Rows", "Writer"]
 
 LINGER = 0.005
+BACKLOG = 256  # queued background changes before a submit waits for the writer
 
 # Writer states: waiting with nothing queued / a lingering commit is scheduled / committing.
 _IDLE, _LINGERING, _BUSY = range(3)
@@ -107,16 +113,25 @@ class Writer:
         self._task = loop_thread.loop.create_task(self._run())
 
     def submit(self, job: Job) -> None:
-        """Hand a job over from any thread; it commits after everything handed over before."""
+        """Hand a job over from any thread; it commits after everything handed over before.
+
+        A job without a future returns at once, unless `BACKLOG` jobs are queued: then it waits
+        until they are committed (a failure is still reported by `flush`)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the SqliteSaver is closed")
             self._jobs.append(job)
             urgent = job.future is not None
+            backlogged = not urgent and len(self._jobs) >= BACKLOG
             if self._state == _BUSY or (self._state == _LINGERING and not urgent):
-                return  # a commit is already on its way and will take this job
-            self._state = _BUSY if urgent else _LINGERING
-        self._loop_thread.call_soon(self._schedule, urgent)
+                schedule = False  # a commit is already on its way and will take this job
+            else:
+                schedule = True
+                self._state = _BUSY if urgent else _LINGERING
+        if schedule:
+            self._loop_thread.call_soon(self._schedule, urgent)
+        if backlogged:
+            concurrent.futures.wait([self.barrier()])
 
     def _schedule(self, urgent: bool) -> None:
         """On the loop: commit now, or in `LINGER` seconds unless something urgent comes."""

@@ -8,8 +8,8 @@ neither path creates a loop per call and there is no sync/async twin of the stor
 Durability: `put`, `put_writes` and the maintenance methods return once committed. The engine's
 "async" durability hands steps over with `put_nowait` / `put_writes_nowait` instead, and calls
 `flush()` / `aflush()` before it reports the run finished; the writer commits whatever piled up
-in one transaction. Reads first wait for everything handed over before them, so a read always
-sees earlier puts.
+in one transaction, and holds back a caller that gets too far ahead (`BACKLOG`). Reads first wait
+for everything handed over before them, so a read always sees earlier puts.
 """
 
 from __future__ import annotations
@@ -256,7 +256,9 @@ class SqliteSaver(BaseCheckpointSaver):
     ) -> dict[str, Any]:
         """Serialize now and commit in the background, after everything handed over before.
 
-        Never blocks on the database; safe on an event loop. `flush` makes it durable.
+        Returns at once unless the writer is `BACKLOG` changes behind (a caller outrunning it):
+        then it waits for them to commit, which bounds memory and what a crash can lose. Safe on
+        an event loop (the commit runs on the saver's own). `flush` makes it durable.
         """
         rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
         self._writer.submit(Job(rows))

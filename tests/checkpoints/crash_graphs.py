@@ -68,7 +68,7 @@ def parallel_graph(workdir: Path) -> Any:
         record(workdir, "join")
         return {"log": ["join"]}
 
-    builder = StateGraph(ParallelState)
+    builder: Any = StateGraph(ParallelState)
     for node in (first, quick, blocker, join):
         builder.add_node(node.__name__, node)
     builder.add_edge(START, "first")
@@ -100,7 +100,7 @@ def series_graph(workdir: Path) -> Any:
     def again(state: SeriesState) -> str:
         return END if (workdir / "stop").exists() else "tick"
 
-    builder = StateGraph(SeriesState)
+    builder: Any = StateGraph(SeriesState)
     builder.add_node("tick", tick)
     builder.add_edge(START, "tick")
     builder.add_conditional_edges("tick", again, ["tick", END])

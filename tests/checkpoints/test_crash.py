@@ -28,7 +28,6 @@ from .crash_graphs import THREAD, runs
 
 ROOT = Path(__file__).resolve().parents[2]
 POLL = 0.002
-PATIENCE = 20.0  # generous: only a broken run takes this long
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 
@@ -62,10 +61,9 @@ def child(kind: str, db: Path, workdir: Path, durability: str) -> Iterator[subpr
 
 
 def wait_until(condition: Callable[[], bool], process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + PATIENCE
+    """Poll the file until `condition` holds (a stuck run ends by the per-test timeout)."""
     while not condition():
         assert process.poll() is None, "the child ended before it could be killed"
-        assert time.monotonic() < deadline, "the child never got there"
         time.sleep(POLL)
 
 
@@ -141,8 +139,9 @@ def test_a_killed_step_resumes_without_rerunning_finished_tasks(
         latest = saver.get_tuple(THREAD)
         assert latest is not None
         # Only the quick task's writes (its values and the join barrier's), nothing of the blocker.
-        assert len({task_id for task_id, _, _ in latest.pending_writes}) == 1
-        assert {"log", "quick"} <= {channel for _, channel, _ in latest.pending_writes}
+        pending = latest.pending_writes or []
+        assert len({task_id for task_id, _, _ in pending}) == 1
+        assert {"log", "quick"} <= {channel for _, channel, _ in pending}
 
         result = graph.invoke(None, THREAD, durability=durability)
         resumed = summary(graph)

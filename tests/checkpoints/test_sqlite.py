@@ -15,6 +15,7 @@ import pytest
 
 from checkpoints import SchemaError, SqliteSaver
 from checkpoints import _sqlite_schema as schema
+from checkpoints import _sqlite_writer as writer_module
 from checkpoints.base import empty_checkpoint, thread_config
 
 
@@ -105,6 +106,22 @@ def test_handed_over_changes_commit_together_and_flush(saver: SqliteSaver, path:
     saver.flush()
     assert count(path, "checkpoints") == 50
     assert count(path, "writes") == 49
+
+
+def test_a_caller_outrunning_the_writer_is_held_back(
+    saver: SqliteSaver, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a bound, a CPU-bound graph queues steps faster than the GIL-starved writer commits
+    # them: memory grows and a crash loses them all. At most a batch in flight plus a full queue
+    # may be uncommitted when `put_nowait` returns.
+    monkeypatch.setattr(writer_module, "BACKLOG", 4)
+    config = thread_config("t")
+    for step in range(40):
+        checkpoint = checkpoint_with({"n": step}, {"n": step + 1})
+        config = saver.put_nowait(config, checkpoint, {}, {"n": step + 1})
+        assert count(path, "checkpoints") >= step + 1 - 2 * 4
+    saver.flush()
+    assert count(path, "checkpoints") == 40
 
 
 def test_a_failed_background_change_is_reported_by_flush(saver: SqliteSaver, path: Path) -> None:

@@ -45,7 +45,7 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckp
         yield sqlite_saver
 
 
-def build(bad: dict[str, bool], *, parallel: bool = False) -> StateGraph:
+def build(bad: dict[str, bool], *, parallel: bool = False) -> Any:
     """first -> writer (-> a good sibling when `parallel`) -> after; `writer` writes an
     unstorable `x` while ``bad["on"]``."""
 
@@ -62,7 +62,7 @@ def build(bad: dict[str, bool], *, parallel: bool = False) -> StateGraph:
     def after(state: State) -> State:
         return {"log": ["after"]}
 
-    builder = StateGraph(State)
+    builder: Any = StateGraph(State)
     for node in (first, writer, sibling, after):
         builder.add_node(node.__name__, node)
     builder.add_edge(START, "first")
@@ -79,7 +79,7 @@ def snapshot(saver: BaseCheckpointSaver) -> tuple[Any, ...]:
     """The thread's latest checkpoint id, its values and its pending writes."""
     latest = saver.get_tuple(THREAD)
     assert latest is not None
-    writes = sorted((channel, repr(value)) for _, channel, value in latest.pending_writes)
+    writes = sorted((channel, repr(value)) for _, channel, value in latest.pending_writes or [])
     return latest.checkpoint["id"], latest.checkpoint["channel_values"], writes
 
 
@@ -192,8 +192,8 @@ def test_the_sqlite_file_holds_no_row_of_the_failed_step(tmp_path: Path) -> None
         assert rows() == before
 
 
-def one_node(node: Any) -> StateGraph:
-    builder = StateGraph(State)
+def one_node(node: Any) -> Any:
+    builder: Any = StateGraph(State)
     builder.add_node("node", node)
     builder.add_edge(START, "node")
     builder.add_edge("node", END)
@@ -201,7 +201,7 @@ def one_node(node: Any) -> StateGraph:
 
 
 def test_internal_channels_are_named_by_what_the_user_wrote(saver: BaseCheckpointSaver) -> None:
-    builder = StateGraph(State)
+    builder: Any = StateGraph(State)
     builder.add_node("a", lambda state: {"log": ["a"]})
     builder.add_node("b", lambda state: {"log": ["b"]})
     builder.add_edge(START, "a")
