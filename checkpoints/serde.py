@@ -170,6 +170,38 @@ def _base_converter(t: type) -> _Converter:
     raise _unsupported(t)
 
 
+def _plain_tree(obj: Any) -> bool:
+    """True when `obj` is made only of plain scalars, lists and dicts with scalar keys.
+
+    Such a value loses nothing in msgpack, so it is encoded in one C-level call without the
+    type-preserving walk (and without copying). The check allocates nothing per container.
+    """
+    plain = _PLAIN
+    t = type(obj)
+    if t in plain:
+        return True
+    if t is not list and t is not dict:
+        return False
+    stack = [obj]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        if type(current) is dict:
+            for key in current:
+                if type(key) not in plain:
+                    return False
+            current = current.values()
+        for value in current:
+            tv = type(value)
+            if tv in plain:
+                continue
+            if tv is list or tv is dict:
+                push(value)
+                continue
+            return False
+    return True
+
+
 # --- decoding -------------------------------------------------------------------------------
 
 _class_cache: dict[str, type] = {}
@@ -268,6 +300,8 @@ class Serializer:
     def dumps(self, obj: Any) -> bytes:
         """Encode `obj`; raises `SerializationError` naming the first unsupported type."""
         try:
+            if _plain_tree(obj):  # nothing msgpack would lose: one C-level encode, no walk
+                return _encode(obj)
             return _encode(_walk(obj))
         except OverflowError as exc:
             raise SerializationError(f"Object of type 'int' is not serializable: {exc}") from exc

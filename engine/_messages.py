@@ -66,9 +66,22 @@ def _langchain(message: Any) -> Any:
 
 
 def add_messages(left: Any, right: Any) -> list[Any]:
-    """Append `right` to `left`, replacing messages with the same id and honouring removals."""
-    left_list = [_with_id(m) for m in _coerce(left)]
-    right_list = [_with_id(m) for m in _coerce(right)]
+    """Append `right` to `left`, replacing messages with the same id and honouring removals.
+
+    `left` is this reducer's own earlier output (already messages with ids), so only `right`
+    is converted; the id index of `left` is built only when `right` could replace or remove
+    something, which keeps a growing conversation O(new messages) per step.
+    """
+    if isinstance(left, list) and all(_get(m, "id") for m in left[-1:]):
+        left_list = left
+    else:
+        left_list = [_with_id(m) for m in _coerce(left)]
+    fresh = _coerce(right)
+    right_list = [m if _get(m, "id") else _with_id(m) for m in fresh]
+    if not any(_get(m, "id") for m in fresh) or not left_list:
+        # every right message is new (fresh ids): no replacement or removal can apply
+        if not any(_is_remove(m) for m in right_list):
+            return [*left_list, *right_list]
     for index, message in enumerate(right_list):
         if _is_remove(message) and _get(message, "id") == REMOVE_ALL_MESSAGES:
             return [m for m in right_list[index + 1 :]]
@@ -89,7 +102,7 @@ def add_messages(left: Any, right: Any) -> list[Any]:
         else:
             position[mid] = len(merged)
             merged.append(message)
-    return [m for m in merged if _get(m, "id") not in removed]
+    return [m for m in merged if _get(m, "id") not in removed] if removed else merged
 
 
 class MessagesState(TypedDict):

@@ -543,12 +543,15 @@ class Run:
         self.outbox.append(("put_writes", (self.checkpoint_config, writes, task_id, self.ns)))
 
     def _checkpoint(self, source: str) -> None:
-        parent_id = self.checkpoint_id
-        checkpoint_id = new_checkpoint_id()
-        self.checkpoint_id = checkpoint_id
         if self.checkpointer is None and not self._wants_checkpoint_events():
+            # Nothing is saved: task ids only need a seed unique to this run (the step is
+            # part of the task id), so skip making a time-ordered id every step.
+            if self.checkpoint_id is None:
+                self.checkpoint_id = new_checkpoint_id()
             self.dirty.clear()
             return
+        checkpoint_id = new_checkpoint_id()
+        self.checkpoint_id = checkpoint_id
         # Only the channels whose version moved travel (SPEC §2: a saver stores just those).
         new_versions = {}
         values = {}
