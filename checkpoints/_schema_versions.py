@@ -20,6 +20,8 @@ both migrate) and commit afterwards::
         add_run_status_column,  # version 2: a callable, given the connection
     ]
 
+    conn.execute("PRAGMA busy_timeout = 5000")
+    enable_wal(conn, timeout=5.0)  # checkpoints._sqlite_wal: the WAL switch needs a retry
     conn.execute("BEGIN IMMEDIATE")
     try:
         migrate(conn, "server", MIGRATIONS)

@@ -9,7 +9,7 @@ the same methods with queries (DESIGN: records are a scaling seam).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
@@ -17,7 +17,7 @@ import msgspec
 from ._records_file import RecordFile
 from .schemas import Assistant, Run, Thread
 
-__all__ = ["Records", "now", "matches"]
+__all__ = ["Records", "matches", "now"]
 
 T = TypeVar("T")
 _KINDS = {"assistant": Assistant, "assistant_version": Assistant, "thread": Thread, "run": Run}
@@ -25,7 +25,7 @@ _KINDS = {"assistant": Assistant, "assistant_version": Assistant, "thread": Thre
 
 def now() -> str:
     """ISO-8601 with microseconds and +00:00 (SPEC §3)."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def matches(container: Any, subset: dict[str, Any] | None) -> bool:
@@ -127,13 +127,15 @@ class Records:
         self, *, metadata: dict[str, Any] | None = None, graph_id: str | None = None,
         name: str | None = None,
     ) -> list[Assistant]:
-        found = [
+        """Assistants matching every given filter: `graph_id` exactly, `name` as a
+        case-insensitive substring, `metadata` by JSON containment. Creation order."""
+        needle = name.lower() if name else None
+        return [
             a for a in self.assistants.values()
             if (graph_id is None or a.graph_id == graph_id)
-            and (name is None or name.lower() in (a.name or "").lower())
+            and (needle is None or needle in (a.name or "").lower())
             and matches(a.metadata, metadata)
         ]
-        return found
 
     # -- threads --------------------------------------------------------------------------------
 
@@ -153,10 +155,13 @@ class Records:
         self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
         status: str | None = None, ids: list[str] | None = None,
     ) -> list[Thread]:
-        pool: Iterable[Thread] = (
-            (self.threads[i] for i in ids if i in self.threads) if ids is not None
-            else self.threads.values()
-        )
+        """Threads matching every given filter (`metadata`/`values` by JSON containment; a
+        thread without values never matches a `values` filter). Creation order."""
+        if ids is not None:
+            wanted = set(ids)
+            pool: Iterable[Thread] = (t for i, t in self.threads.items() if i in wanted)
+        else:
+            pool = self.threads.values()
         return [
             t for t in pool
             if (status is None or t.status == status)
@@ -209,6 +214,15 @@ def sort_records(
     items: list[T], sort_by: str | None, sort_order: str | None, default: str,
     key: Callable[[T, str], Any] = lambda r, f: getattr(r, f, None),
 ) -> list[T]:
+    """`items` (in creation order) ordered by one field (`default` when `sort_by` is None),
+    `desc` unless `sort_order` is `asc`. Missing values sort last in `asc`, first in `desc`;
+    equal values fall back to creation order (newest first in `desc`), so pages are stable."""
     field = sort_by or default
-    reverse = (sort_order or "desc") == "desc"
-    return sorted(items, key=lambda r: (key(r, field) is None, key(r, field) or ""), reverse=reverse)
+
+    def sort_key(pair: tuple[int, T]) -> tuple[bool, Any, int]:
+        value = key(pair[1], field)
+        return (value is None, "" if value is None else value, pair[0])
+
+    ordered = sorted(enumerate(items), key=sort_key,
+                     reverse=(sort_order or "desc").lower() == "desc")
+    return [item for _, item in ordered]

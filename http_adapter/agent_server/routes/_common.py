@@ -74,14 +74,20 @@ def json_response(
 
 def paginated(items: list[Any], total: int, offset: int, limit: int,
               select: list[str] | None = None) -> Response:
-    """A search page with `X-Pagination-Total` and, when more remain, `X-Pagination-Next`."""
+    """One search page (`items`, of `total` matches) with the LangGraph server's headers.
+
+    As observed on the real server, `X-Pagination-Total` is not the match count: it is
+    `offset + len(page)` on the last page and `offset + limit + 1` while more remain, and then
+    `X-Pagination-Next` is `offset + limit` (the offset of the next page).
+    """
     if select:
         items = [{k: v for k, v in msgspec.structs.asdict(i).items() if k in select}
                  if isinstance(i, msgspec.Struct) else {k: i[k] for k in select if k in i}
                  for i in items]
-    headers = {"X-Pagination-Total": str(total)}
-    if offset + len(items) < total:
-        headers["X-Pagination-Next"] = str(offset + len(items))
+    more = offset + limit < total if limit >= 0 else False
+    headers = {"X-Pagination-Total": str(offset + limit + 1 if more else offset + len(items))}
+    if more:
+        headers["X-Pagination-Next"] = str(offset + limit)
     return json_response(items, headers=headers)
 
 

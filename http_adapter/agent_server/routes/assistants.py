@@ -1,7 +1,16 @@
-"""Assistants (SPEC §3): CRUD, search, count, versions, latest, graph, schemas, subgraphs."""
+"""Assistants (SPEC §3): CRUD, search, count, versions, latest, graph, schemas, subgraphs.
+
+Records, status codes and `detail` texts follow what the LangGraph Agent Server
+(langgraph-api 0.16.7) answers, see shared_notes/server_facts.md: creates answer 200;
+`config.configurable` and `context` mirror each other on create; PATCH replaces `config` and
+merges `metadata`; a version item has no `updated_at`; an assistant path id must be a UUID (the
+graph name is accepted by the run endpoints only); unknown ids give the real server's
+per-endpoint 404 texts.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 import uuid
 from typing import Any
@@ -11,84 +20,175 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine import CompiledStateGraph
+from engine import END, START, CompiledStateGraph
 
-from ..errors import Conflict, NotFound, UnprocessableEntity
+from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import matches, now, page, sort_records
-from ..schemas import Assistant, AssistantCreate, AssistantPatch, AssistantSearch
-from ..schemas import AssistantVersionsSearch
+from ..schemas import (
+    Assistant,
+    AssistantCreate,
+    AssistantPatch,
+    AssistantSearch,
+    AssistantVersionsSearch,
+)
 from ..state import ServerState
-from ._common import body, json_response, paginated, path_uuid, server
+from ._common import body, json_response, paginated, server
 
 __all__ = ["routes"]
+
+_BOTH_CONTEXT_AND_CONFIGURABLE = (
+    "Cannot specify both configurable and context. Prefer setting context alone. Context was "
+    "introduced in LangGraph 0.6.0 and is the long term planned replacement for configurable."
+)
+_SORT_FIELDS = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
+_SELECT_FIELDS = ("assistant_id", "graph_id", "name", "description", "config", "context",
+                  "created_at", "updated_at", "metadata", "version")
+_MAX_LIMIT = 1000
 
 
 class _Latest(msgspec.Struct, kw_only=True):
     version: int
 
 
-def _assistant(st: ServerState, request: Request) -> Assistant:
-    raw = request.path_params["assistant_id"]
-    if raw in st.settings.graphs:  # a graph name addresses its built-in assistant
-        return st.assistant(raw)
-    assistant_id = path_uuid(request, "assistant_id", "assistant")
+# -- wire shapes -----------------------------------------------------------------------------------
+
+
+def assistant_json(a: Assistant) -> dict[str, Any]:
+    """An Assistant with the real server's keys, in its order."""
+    return {
+        "assistant_id": a.assistant_id, "graph_id": a.graph_id, "config": a.config,
+        "context": a.context, "metadata": a.metadata, "name": a.name,
+        "created_at": a.created_at, "updated_at": a.updated_at, "version": a.version,
+        "description": a.description,
+    }
+
+
+def _version_json(a: Assistant) -> dict[str, Any]:
+    """A version item: no `updated_at`; its `created_at` is when that version was made (a
+    version record's `updated_at`, since every version is saved when it is made)."""
+    return {
+        "assistant_id": a.assistant_id, "version": a.version, "graph_id": a.graph_id,
+        "config": a.config, "context": a.context, "metadata": a.metadata,
+        "created_at": a.updated_at, "name": a.name, "description": a.description,
+    }
+
+
+# -- lookups and checks ------------------------------------------------------------------------------
+
+
+def _uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError):
+        raise UnprocessableEntity("Invalid assistant ID: must be a UUID") from None
+
+
+def _assistant(st: ServerState, request: Request, missing: str | None = "Not Found"
+               ) -> Assistant:
+    """The path's assistant; 422 for a non-UUID id, 404 `missing` (formatted with the id)."""
+    assistant_id = _uuid(request.path_params["assistant_id"])
     found = st.records.assistants.get(assistant_id)
     if found is None:
-        raise NotFound(f"Assistant {assistant_id} not found")
+        raise NotFound((missing or "Not Found").format(id=assistant_id))
     return found
+
+
+def _check_graph(st: ServerState, graph_id: str) -> None:
+    if graph_id not in st.settings.graphs:
+        raise NotFound(
+            f"Graph '{graph_id}' not found. Expected one of: {list(st.settings.graphs)}"
+        )
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if limit < 1:
+        raise UnprocessableEntity(f"limit: {limit} is less than the minimum of 1")
+    if limit > _MAX_LIMIT:
+        raise UnprocessableEntity(f"limit: {limit} is greater than the maximum of {_MAX_LIMIT}")
+    if offset < 0:
+        raise UnprocessableEntity(f"offset: {offset} is less than the minimum of 0")
+
+
+def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UnprocessableEntity(
+            f"{name}: {value!r} is not one of " + ", ".join(repr(a) for a in allowed)
+        )
+
+
+def _mirrored(config: dict[str, Any] | None, context: dict[str, Any] | None
+              ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """`config.configurable` and `context` mirror each other (both at once -> 400)."""
+    configurable = (config or {}).get("configurable")
+    if configurable and context:
+        raise BadRequest(_BOTH_CONTEXT_AND_CONFIGURABLE)
+    if configurable:
+        context = dict(configurable)
+    elif context:
+        config = {**(config or {}), "configurable": dict(context)}
+    return config, context
+
+
+# -- CRUD --------------------------------------------------------------------------------------------
 
 
 async def create_assistant(request: Request) -> Response:
     st = server(request)
     spec = await body(request, AssistantCreate)
-    if spec.graph_id not in st.settings.graphs:
-        raise NotFound(f"Graph '{spec.graph_id}' not found")
-    assistant_id = spec.assistant_id or str(uuid.uuid4())
+    assistant_id = _uuid(spec.assistant_id) if spec.assistant_id is not None else str(uuid.uuid4())
+    config, context = _mirrored(spec.config, spec.context)
+    _check_graph(st, spec.graph_id)
     existing = st.records.assistants.get(assistant_id)
     if existing is not None:
         if spec.if_exists == "do_nothing":
-            return json_response(existing)
+            return json_response(assistant_json(existing))
         raise Conflict(f"Assistant {assistant_id} already exists")
     stamp = now()
     assistant = Assistant(
-        assistant_id=assistant_id, graph_id=spec.graph_id, config=spec.config or {},
-        context=spec.context or {}, metadata=spec.metadata or {},
+        assistant_id=assistant_id, graph_id=spec.graph_id, config=config or {},
+        context=context or {}, metadata=spec.metadata or {},
         name=spec.name or "Untitled", description=spec.description, version=1,
         created_at=stamp, updated_at=stamp,
     )
-    return json_response(await st.records.put_assistant(assistant))
+    return json_response(assistant_json(await st.records.put_assistant(assistant)))
 
 
 async def get_assistant(request: Request) -> Response:
-    return json_response(_assistant(server(request), request))
+    return json_response(assistant_json(_assistant(server(request), request)))
 
 
 async def patch_assistant(request: Request) -> Response:
     st = server(request)
-    current = _assistant(st, request)
+    current = _assistant(st, request, "Assistant {id} not found")
     spec = await body(request, AssistantPatch, default=True)
-    if spec.graph_id is not None and spec.graph_id not in st.settings.graphs:
-        raise NotFound(f"Graph '{spec.graph_id}' not found")
+    if spec.graph_id is not None:
+        _check_graph(st, spec.graph_id)
+    config, context = _mirrored(spec.config, spec.context)
+    if spec.config is None and config is not None:  # context alone: keep the rest of config
+        config = {**current.config, **config}
     versions = st.records.versions.get(current.assistant_id, {})
     updated = msgspec.structs.replace(
         current,
         graph_id=spec.graph_id or current.graph_id,
-        config=spec.config if spec.config is not None else current.config,
-        context=spec.context if spec.context is not None else current.context,
+        config=config if config is not None else current.config,
+        context=context if context is not None else current.context,
         metadata={**current.metadata, **(spec.metadata or {})},
         name=spec.name if spec.name is not None else current.name,
         description=spec.description if spec.description is not None else current.description,
         version=max(versions, default=current.version) + 1,
         updated_at=now(),
     )
-    return json_response(await st.records.put_assistant(updated))
+    return json_response(assistant_json(await st.records.put_assistant(updated)))
 
 
 async def delete_assistant(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = _assistant(st, request, "Assistant with ID {id} not found")
     await st.records.delete_assistant(assistant.assistant_id)
     return Response(status_code=204)
+
+
+# -- search --------------------------------------------------------------------------------------------
 
 
 def _search(st: ServerState, spec: AssistantSearch) -> list[Assistant]:
@@ -99,9 +199,14 @@ def _search(st: ServerState, spec: AssistantSearch) -> list[Assistant]:
 async def search_assistants(request: Request) -> Response:
     st = server(request)
     spec = await body(request, AssistantSearch, default=True)
+    _check_page(spec.limit, spec.offset)
+    if spec.sort_by is not None:
+        _one_of("sort_by", spec.sort_by, _SORT_FIELDS)
+    for field in spec.select or ():
+        _one_of("select", field, _SELECT_FIELDS)
     found = sort_records(_search(st, spec), spec.sort_by, spec.sort_order, "created_at")
-    return paginated(page(found, spec.limit, spec.offset), len(found), spec.offset, spec.limit,
-                     spec.select)
+    items = [assistant_json(a) for a in page(found, spec.limit, spec.offset)]
+    return paginated(items, len(found), spec.offset, spec.limit, spec.select)
 
 
 async def count_assistants(request: Request) -> Response:
@@ -112,58 +217,167 @@ async def count_assistants(request: Request) -> Response:
 
 async def list_versions(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = _assistant(st, request, "Assistant {id} not found")
     spec = await body(request, AssistantVersionsSearch, default=True)
+    _check_page(spec.limit, spec.offset)
     versions = sorted(st.records.versions.get(assistant.assistant_id, {}).values(),
                       key=lambda a: a.version, reverse=True)
     versions = [v for v in versions if matches(v.metadata, spec.metadata)]
-    return json_response(page(versions, spec.limit, spec.offset))
+    return json_response([_version_json(v) for v in page(versions, spec.limit, spec.offset)])
 
 
 async def set_latest(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = _assistant(st, request, "Assistant {id} not found")
     spec = await body(request, _Latest)
     version = st.records.versions.get(assistant.assistant_id, {}).get(spec.version)
     if version is None:
-        raise NotFound(f"Version {spec.version} of assistant {assistant.assistant_id} not found")
-    return json_response(await st.records.set_assistant(version))
+        raise NotFound(f"Assistant {assistant.assistant_id} not found")
+    latest = msgspec.structs.replace(version, created_at=assistant.created_at, updated_at=now())
+    return json_response(assistant_json(await st.records.set_assistant(latest)))
+
+
+# -- graph ----------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class _Drawing:
+    nodes: dict[str, dict[str, Any]]  # id -> data
+    edges: list[tuple[str, str, bool]]  # source, target, conditional
+
+
+def _drawing(graph: CompiledStateGraph, xray: int) -> _Drawing:
+    """The graph's nodes and edges; with `xray` > 0 each subgraph node is replaced by the
+    subgraph's own nodes (`<node>:<inner>`) down to that depth, as LangGraph draws it."""
+    drawn = graph.get_graph()
+    nodes = {name: dict(data) for name, data in drawn.nodes.items()}
+    edges = [(e.source, e.target, e.conditional) for e in drawn.edges]
+    if xray <= 0:
+        return _Drawing(nodes, edges)
+    inner_nodes: dict[str, dict[str, Any]] = {}
+    inner_edges: list[tuple[str, str, bool]] = []
+    for name, spec in graph.builder.nodes.items():
+        if not isinstance(spec.action, CompiledStateGraph) or name not in nodes:
+            continue
+        sub = _drawing(spec.action, xray - 1)
+        prefixed = {n: f"{name}:{n}" for n in sub.nodes if n not in (START, END)}
+        entries = [prefixed[t] for s, t, _ in sub.edges if s == START and t in prefixed]
+        exits = [prefixed[s] for s, t, _ in sub.edges if t == END and s in prefixed]
+        del nodes[name]
+        for inner, outer in prefixed.items():
+            inner_nodes[outer] = {**sub.nodes[inner], "name": outer}
+        rewired: list[tuple[str, str, bool]] = []
+        for source, target, conditional in edges:
+            sources = exits if source == name else [source]
+            targets = entries if target == name else [target]
+            rewired += [(s, t, conditional) for s in sources for t in targets]
+        edges = rewired
+        inner_edges += [
+            (prefixed[s], prefixed[t], c) for s, t, c in sub.edges
+            if s in prefixed and t in prefixed
+        ]
+    return _Drawing({**nodes, **inner_nodes}, edges + inner_edges)
+
+
+def _graph_json(drawing: _Drawing) -> dict[str, Any]:
+    """The real server's JSON: `__end__` is a bare `{"id"}`, every other node a runnable with
+    its `data`; an edge carries `conditional` only when it is one."""
+    return {
+        "nodes": [
+            {"id": node} if node == END else {"id": node, "type": "runnable", "data": data}
+            for node, data in drawing.nodes.items()
+        ],
+        "edges": [
+            {"source": s, "target": t, **({"conditional": True} if c else {})}
+            for s, t, c in drawing.edges
+        ],
+    }
+
+
+def _xray(request: Request) -> int:
+    raw = (request.query_params.get("xray") or "false").strip().lower()
+    if raw in ("true", "yes"):
+        return 1_000
+    if raw in ("false", "no", ""):
+        return 0
+    try:
+        return max(int(raw), 0)
+    except ValueError:
+        raise UnprocessableEntity(f"Invalid xray value: {raw!r}") from None
 
 
 async def get_graph(request: Request) -> Response:
     st = server(request)
     assistant = _assistant(st, request)
+    xray = _xray(request)
     graph = await st.graph(assistant.graph_id)
-    xray = request.query_params.get("xray", "false")
-    drawable = graph.get_graph(xray=xray not in ("false", "0"))
-    return json_response(drawable.to_json())
+    return json_response(_graph_json(_drawing(graph, xray)))
 
 
-# -- schemas -----------------------------------------------------------------------------------------
+# -- schemas --------------------------------------------------------------------------------------------
 
 
-def _json_schema(schema: Any) -> dict[str, Any] | None:
-    """JSON schema of a state/context type; reducer annotations are dropped first."""
+def _field_schema(hint: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One field's JSON schema and the `$defs` it refers to (reducers stripped)."""
+    try:
+        schema = msgspec.json.schema(hint)
+    except (TypeError, ValueError):  # a type msgspec cannot describe: anything
+        return {}, {}
+    defs = schema.pop("$defs", {})
+    if schema.get("type") == "array" and "items" not in schema:
+        schema["items"] = {}
+    return schema, defs
+
+
+def _hints(schema: Any) -> dict[str, Any]:
+    fields = getattr(schema, "model_fields", None)
+    if isinstance(fields, dict):  # pydantic
+        return {name: f.annotation for name, f in fields.items()}
+    try:
+        return typing.get_type_hints(schema)  # without include_extras: reducers stripped
+    except (NameError, TypeError, AttributeError):  # unresolvable forward references
+        return {name: Any for name in getattr(schema, "__annotations__", {})}
+
+
+def _json_schema(schema: Any, title: str) -> dict[str, Any] | None:
+    """A state/input/output/context type in the real server's style: an object titled
+    `title` whose properties carry a `title` and `"default": null` (every key optional)."""
     if schema is None:
         return None
-    try:
-        hints = typing.get_type_hints(schema)  # without include_extras: reducers stripped
-        plain: Any = typing.TypedDict(getattr(schema, "__name__", "State"),  # type: ignore[operator]
-                                      hints)
-        return msgspec.json.schema(plain)
-    except Exception:  # a type msgspec cannot describe: an open object
-        return {"title": getattr(schema, "__name__", "State"), "type": "object"}
+    properties: dict[str, Any] = {}
+    all_defs: dict[str, Any] = {}
+    for name, hint in _hints(schema).items():
+        field, defs = _field_schema(hint)
+        all_defs.update(defs)
+        field = {**field, "default": None, "title": name.replace("_", " ").title()}
+        properties[name] = dict(sorted(field.items()))
+    out: dict[str, Any] = {"properties": properties, "title": title, "type": "object"}
+    if all_defs:
+        out["$defs"] = all_defs
+    return out
 
 
-def _schemas(graph_id: str, graph: CompiledStateGraph) -> dict[str, Any]:
+def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[str, Any]:
+    """`input_schema`/`output_schema` are null unless they differ from the state schema (the
+    real server answers null for a graph built from one TypedDict)."""
     builder = graph.builder
+    state = builder.state_schema
+
+    def other(schema: Any, suffix: str) -> dict[str, Any] | None:
+        if schema is None or schema is state:
+            return None
+        return _json_schema(schema, f"{prefix}_{suffix}")
+
+    context = builder.context_schema
     return {
-        "graph_id": graph_id,
-        "input_schema": _json_schema(builder.input_schema),
-        "output_schema": _json_schema(builder.output_schema),
-        "state_schema": _json_schema(builder.state_schema),
-        "config_schema": None,
-        "context_schema": _json_schema(builder.context_schema),
+        "input_schema": other(builder.input_schema, "input"),
+        "output_schema": other(builder.output_schema, "output"),
+        "state_schema": _json_schema(state, state_title),
+        "config_schema": {},
+        "context_schema": (
+            _json_schema(context, getattr(context, "__name__", "Context"))
+            if context is not None else None
+        ),
     }
 
 
@@ -171,7 +385,8 @@ async def get_schemas(request: Request) -> Response:
     st = server(request)
     assistant = _assistant(st, request)
     graph = await st.graph(assistant.graph_id)
-    return json_response(_schemas(assistant.graph_id, graph))
+    gid = assistant.graph_id
+    return json_response({"graph_id": gid, **_schemas(graph, f"{gid}_state", gid)})
 
 
 def _subgraphs(graph: CompiledStateGraph, prefix: str, recurse: bool
@@ -189,16 +404,16 @@ def _subgraphs(graph: CompiledStateGraph, prefix: str, recurse: bool
 async def get_subgraphs(request: Request) -> Response:
     st = server(request)
     assistant = _assistant(st, request)
+    recurse = request.query_params.get("recurse", "false").lower() in ("true", "1", "yes")
+    namespace = request.path_params.get("namespace") or request.query_params.get("namespace")
     graph = await st.graph(assistant.graph_id)
-    recurse = request.query_params.get("recurse") in ("true", "1")
-    namespace = request.query_params.get("namespace")
+    found = _subgraphs(graph, "", recurse or namespace is not None)
     out = {
-        ns: _schemas(assistant.graph_id, sub)
-        for ns, sub in _subgraphs(graph, "", recurse)
+        ns: _schemas(sub, f"{sub.name}State", sub.name)
+        for ns, sub in found
         if namespace is None or ns == namespace
     }
     return json_response(out)
-
 
 
 routes = [
@@ -213,4 +428,6 @@ routes = [
     Route("/assistants/{assistant_id}/graph", get_graph, methods=["GET"]),
     Route("/assistants/{assistant_id}/schemas", get_schemas, methods=["GET"]),
     Route("/assistants/{assistant_id}/subgraphs", get_subgraphs, methods=["GET"]),
+    Route("/assistants/{assistant_id}/subgraphs/{namespace:path}", get_subgraphs,
+          methods=["GET"]),
 ]
