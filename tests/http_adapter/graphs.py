@@ -1,0 +1,90 @@
+"""Graphs the HTTP tests serve (the same shapes the LangGraph server was observed with)."""
+
+from __future__ import annotations
+
+import operator
+import time
+from typing import Annotated, Any, TypedDict
+
+from engine import START, MessagesState, StateGraph, emit_message, get_stream_writer, interrupt
+
+
+class State(TypedDict, total=False):
+    x: int
+    log: Annotated[list, operator.add]
+    ask: bool
+    fail: bool
+    sleep: float
+    answer: str
+
+
+def a(state: State) -> dict[str, Any]:
+    get_stream_writer()({"progress": "a"})
+    if state.get("sleep"):
+        time.sleep(state["sleep"])
+    return {"x": state.get("x", 0) + 1, "log": ["a"]}
+
+
+def b(state: State) -> dict[str, Any]:
+    if state.get("ask"):
+        answer = interrupt({"question": "continue?"})
+        return {"log": [f"b:{answer}"], "answer": answer}
+    return {"log": ["b"]}
+
+
+def c(state: State) -> dict[str, Any]:
+    if state.get("fail"):
+        raise ValueError("boom from c")
+    return {"log": ["c"]}
+
+
+class Inner(TypedDict, total=False):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+_sub = StateGraph(Inner)
+_sub.add_node("sub1", lambda s: {"log": ["sub1"]})
+_sub.add_node("sub2", lambda s: {"log": ["sub2"]})
+_sub.add_edge(START, "sub1")
+_sub.add_edge("sub1", "sub2")
+
+_agent = StateGraph(State)
+_agent.add_node("a", a)
+_agent.add_node("b", b)
+_agent.add_node("c", c)
+_agent.add_node("sub", _sub.compile())
+_agent.add_edge(START, "a")
+_agent.add_edge("a", "b")
+_agent.add_edge("b", "c")
+_agent.add_edge("c", "sub")
+agent = _agent.compile()
+
+
+def call(state: MessagesState) -> dict[str, Any]:
+    reply = "hello there friend"
+    for index, token in enumerate(reply.split(" ")):
+        emit_message({"type": "AIMessageChunk", "content": token if index == 0 else f" {token}",
+                      "id": "reply-1"})
+    return {"messages": [{"type": "ai", "content": reply, "id": "reply-1"}]}
+
+
+_chat = StateGraph(MessagesState)
+_chat.add_node("call", call)
+_chat.add_edge(START, "call")
+chat = _chat.compile()
+
+GRAPHS = {"agent": agent, "chat": chat}
+
+
+# -- streaming tests: a whole message returned by a node (no tokens) -> `messages/complete` ----
+
+
+def reply(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [{"type": "ai", "content": "direct reply", "id": "ai-fixed-1"}]}
+
+
+_echo = StateGraph(MessagesState)
+_echo.add_node("reply", reply)
+_echo.add_edge(START, "reply")
+echo = _echo.compile()  # served by tests that pass graphs={**GRAPHS, "echo": echo}
