@@ -21,7 +21,11 @@ import anyio
 import anyio.abc
 
 from .errors import Conflict
-from .executor import Outcome, engine_args, engine_modes, stream_modes, wire_events
+from .encode import plain
+from .executor import (
+    Outcome, after_seconds, engine_args, engine_modes, is_resumable, metadata_event, stream_modes,
+    wire_events,
+)
 from .records import now
 from .schemas import Run, Thread
 from .state import ServerState
@@ -69,7 +73,7 @@ class RunQueue:
             self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
         for run in records.runs.values():
             if run.status == "pending":
-                self.state.broker.open(run.run_id, resumable=bool(run.kwargs.get("stream_resumable")))
+                self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
                 self._done.setdefault(run.run_id, anyio.Event())
         self.wake()
 
@@ -85,7 +89,7 @@ class RunQueue:
         run can publish anything, so a streaming caller misses nothing.
         """
         self._done[run.run_id] = anyio.Event()
-        self.state.broker.open(run.run_id, resumable=bool(run.kwargs.get("stream_resumable")))
+        self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
         subscription = self.state.broker.attach(run.run_id) if subscribe else None
         try:
             created = await self._create(run, thread)
@@ -96,7 +100,7 @@ class RunQueue:
         return (created, subscription) if subscribe else created
 
     async def _create(self, run: Run, thread: Thread | None) -> Run:
-        after = run.kwargs.get("after_seconds")
+        after = after_seconds(run.kwargs)
         if after:
             self._not_before[run.run_id] = time.monotonic() + float(after)
         if thread is None:
@@ -194,6 +198,7 @@ class RunQueue:
         engine = wanted if "values" in wanted else [*wanted, "values"]
         convert = wire_events(modes, options["subgraphs"])
         publish = state.broker.publish
+        publish(run.run_id, *metadata_event(run.run_id, attempt))
         subgraphs = options["subgraphs"]
         last_values: Any = None
         timeout = state.settings.run_timeout
@@ -214,7 +219,7 @@ class RunQueue:
             publish(run.run_id, "error", _dumps(detail))
             return Outcome("error", error=detail)
         if active.scope.cancel_called:
-            return Outcome("interrupted")
+            return _cancelled(active.action)
         interrupts = list((last_values or {}).get("__interrupt__", ())) if isinstance(last_values, dict) else []
         values = (
             {k: v for k, v in last_values.items() if k != "__interrupt__"}
@@ -237,8 +242,7 @@ class RunQueue:
         if active.action == "rollback" and not stateless:
             await self._rollback(run)
         elif not stateless:
-            status = "success" if outcome.status == "success" else outcome.status
-            updated = _with(run, status=status, updated_at=now())
+            updated = _with(run, status=outcome.status, updated_at=now())
             thread = records.threads.get(run.thread_id)
             threads = (
                 [await self._thread_after(thread, outcome, finished=run.run_id)]
@@ -289,9 +293,8 @@ class RunQueue:
             status = "idle"
         stamp = now()
         return _with(
-            thread, status=status, values=values, interrupts=interrupts,
-            error=outcome.error if outcome.status in ("error", "timeout") else None,
-            updated_at=stamp, state_updated_at=stamp,
+            thread, status=status, values=plain(values), interrupts=plain(interrupts),
+            error=outcome.error, updated_at=stamp, state_updated_at=stamp,
         )
 
     async def _rollback(self, run: Run) -> None:
@@ -309,7 +312,7 @@ class RunQueue:
         thread = records.threads.get(run.thread_id)
         if thread is not None:
             await records.put_thread(
-                await self._thread_after(thread, Outcome("success"), finished=run.run_id)
+                await self._thread_after(thread, _cancelled("rollback"), finished=run.run_id)
             )
 
     # -- control --------------------------------------------------------------------------------
@@ -326,7 +329,9 @@ class RunQueue:
             return
         self._active[run_id] = _Active(anyio.CancelScope(), action)
         try:
-            await self._finish(run, Outcome("interrupted"), run_id in self._stateless, self._active[run_id])
+            await self._finish(
+                run, _cancelled(action), run_id in self._stateless, self._active[run_id]
+            )
         finally:
             self._active.pop(run_id, None)
 
@@ -341,6 +346,14 @@ class RunQueue:
 
     def attempt(self, run_id: str) -> int:
         return self._attempts.get(run_id, 1)
+
+
+def _cancelled(action: str | None) -> Outcome:
+    """A cancelled run: status interrupted; the thread records why (as the LangGraph server)."""
+    kind = "UserRollback" if action == "rollback" else "UserInterrupt"
+    verb = "rollback" if action == "rollback" else "interrupt"
+    message = f"{verb} requested via POST /threads/{{thread_id}}/runs/{{run_id}}/cancel"
+    return Outcome("interrupted", error={"error": kind, "message": message})
 
 
 class _nullcontext:
