@@ -8,7 +8,7 @@ the same methods with queries (DESIGN: records are a scaling seam).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -176,7 +176,7 @@ class Records:
         self._index("run", run)
         return run
 
-    async def put_runs(self, runs: list[Run], threads: list[Thread] = ()) -> None:
+    async def put_runs(self, runs: list[Run], threads: Sequence[Thread] = ()) -> None:
         """Several records in one transaction (a run's status with its thread's)."""
         await self._save(
             [("run", r.run_id, r) for r in runs] + [("thread", t.thread_id, t) for t in threads]
