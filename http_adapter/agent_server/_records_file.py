@@ -12,8 +12,12 @@ from typing import Any
 import aiosqlite
 import anyio
 
+from checkpoints._schema_versions import amigrate
+from checkpoints._sqlite_wal import aenable_wal
+
 __all__ = ["RecordFile"]
 
+# The server's component in the file's shared schema-version table; append-only.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS server_records (
     kind TEXT NOT NULL,
@@ -22,6 +26,7 @@ CREATE TABLE IF NOT EXISTS server_records (
     PRIMARY KEY (kind, id)
 )
 """
+_MIGRATIONS = [(_SCHEMA,)]
 
 
 class RecordFile:
@@ -32,11 +37,20 @@ class RecordFile:
 
     async def open(self) -> None:
         db = await aiosqlite.connect(self.path)
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
-        await db.execute("PRAGMA busy_timeout=5000")
-        await db.execute(_SCHEMA)
-        await db.commit()
+        try:
+            await db.execute("PRAGMA busy_timeout=5000")
+            await aenable_wal(db, 5.0)  # retries: the saver and store may open the file too
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                await amigrate(db, "server", _MIGRATIONS)
+                await db.commit()
+            except BaseException:
+                await db.rollback()
+                raise
+        except BaseException:
+            await db.close()
+            raise
         self._db = db
 
     async def close(self) -> None:
