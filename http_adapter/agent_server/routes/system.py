@@ -1,36 +1,211 @@
-"""System routes: /ok and /info (the rest of the group lands with the system work)."""
+"""System routes (SPEC §3 "System"): /ok, /info, /metrics, /openapi.json and /docs.
+
+None of them needs an API key except /metrics (auth.PUBLIC_PATHS). /docs and its assets are
+served from local files, so the reference works with no network.
+"""
 
 from __future__ import annotations
 
+import statistics
+import time
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from ._common import json_response
+from ..errors import NotFound
+from ..openapi import (
+    DOCS_ASSETS,
+    INIT_JS,
+    docs_asset_path,
+    docs_html,
+    openapi_document,
+    package_version,
+)
+from ..state import ServerState
+from ._common import json_response, server
 
 __all__ = ["routes"]
 
+_IMPORTED = time.time()  # stands in for the server's start when the state does not record it
+_RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
+_THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
+_ASSET_CACHE = "public, max-age=86400"
+
 
 async def ok(request: Request) -> Response:
+    """Health check."""
     return json_response({"ok": True})
 
 
 async def info(request: Request) -> Response:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        current = version("graphrun")
-    except PackageNotFoundError:
-        current = "0.0.0"
+    """Server version and feature flags."""
+    paths = {getattr(r, "path", "") for r in request.app.routes}
     return json_response({
-        "version": current,
+        "version": package_version(),
         "langgraph_py_version": "1.2.22",
-        "flags": {"assistants": True, "crons": False, "langsmith": False},
-        "metadata": {},
+        "flags": {
+            "assistants": True,
+            "crons": any(p.startswith("/runs/crons") for p in paths),
+            "store": any(p.startswith("/store") for p in paths),
+            "langsmith": False,
+        },
+        "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None,
+                 "revision_id": None, "tenant_id": None},
     })
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+
+async def metrics(request: Request) -> Response:
+    """Queue, worker and record counts: Prometheus text, or JSON with `?format=json`."""
+    figures = _figures(server(request))
+    if request.query_params.get("format") == "json":
+        return json_response(figures)
+    return PlainTextResponse(
+        _prometheus(figures), media_type="text/plain; version=0.0.4; charset=utf-8"
+    )
+
+
+def _figures(state: ServerState) -> dict[str, Any]:
+    """One snapshot of the numbers, in LangGraph's JSON shape (`queue`, `workers`) plus ours."""
+    records = state.records
+    runs: Counter[str] = Counter(r.status for r in records.runs.values())
+    threads: Counter[str] = Counter(t.status for t in records.threads.values())
+    queue = _queue_numbers(state)
+    workers = state.settings.workers
+    started = getattr(state, "started_at", None) or _IMPORTED
+    return {
+        "queue": {
+            "n_pending": queue["pending"],
+            "n_running": queue["running"],
+            "pending_runs_wait_time_max_secs": queue["wait_max"],
+            "pending_runs_wait_time_med_secs": queue["wait_med"],
+        },
+        "workers": {
+            "max": workers,
+            "active": min(queue["running"], workers),
+            "available": max(workers - queue["running"], 0),
+        },
+        "runs": {s: runs.get(s, 0) for s in _RUN_STATUSES},
+        "threads": {s: threads.get(s, 0) for s in _THREAD_STATUSES},
+        "assistants": len(records.assistants),
+        "uptime_seconds": round(time.time() - started, 3),
+        "version": package_version(),
+    }
+
+
+def _queue_numbers(state: ServerState) -> dict[str, Any]:
+    """Pending and running runs, stateless ones included, and how long the pending have waited.
+
+    Uses `RunQueue.stats()` when the queue offers it; otherwise reads the records and the
+    queue's in-flight table.
+    """
+    queue = state.queue
+    stats = getattr(queue, "stats", None)
+    if callable(stats):
+        given = stats()
+        if isinstance(given, dict) and {"pending", "running"} <= given.keys():
+            return {"wait_max": None, "wait_med": None, **given}
+    active = getattr(queue, "_active", {}) or {}
+    stateless = getattr(queue, "_stateless", {}) or {}
+    pending = [r for r in state.records.runs.values() if r.status == "pending"]
+    pending += [r for rid, r in stateless.items() if rid not in active]
+    running = max(len(active), sum(1 for r in state.records.runs.values() if r.status == "running"))
+    waits = [w for w in (_age(r.created_at) for r in pending) if w is not None]
+    return {
+        "pending": len(pending),
+        "running": running,
+        "wait_max": round(max(waits), 3) if waits else None,
+        "wait_med": round(statistics.median(waits), 3) if waits else None,
+    }
+
+
+def _age(stamp: str) -> float | None:
+    try:
+        return max(time.time() - datetime.fromisoformat(stamp).timestamp(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _prometheus(figures: dict[str, Any]) -> str:
+    """The Prometheus text exposition format (0.0.4): HELP, TYPE, then samples."""
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_: str, samples: list[tuple[str, Any]]) -> None:
+        lines.append(f"# HELP {name} {help_}")
+        lines.append(f"# TYPE {name} {kind}")
+        lines.extend(f"{name}{labels} {_number(value)}" for labels, value in samples)
+
+    queue, workers = figures["queue"], figures["workers"]
+    metric("lg_api_num_pending_runs", "gauge", "Runs waiting for a worker.",
+           [("", queue["n_pending"])])
+    metric("lg_api_num_running_runs", "gauge", "Runs executing now.", [("", queue["n_running"])])
+    metric("lg_api_pending_runs_wait_time_max_seconds", "gauge",
+           "Longest wait of a pending run.", [("", queue["pending_runs_wait_time_max_secs"] or 0)])
+    for key in ("max", "active", "available"):
+        metric(f"lg_api_workers_{key}", "gauge", f"Background run workers ({key}).",
+               [("", workers[key])])
+    metric("graphrun_runs", "gauge", "Run records by status.",
+           [(f'{{status="{s}"}}', n) for s, n in figures["runs"].items()])
+    metric("graphrun_threads", "gauge", "Threads by status.",
+           [(f'{{status="{s}"}}', n) for s, n in figures["threads"].items()])
+    metric("graphrun_assistants", "gauge", "Assistants, built-in ones included.",
+           [("", figures["assistants"])])
+    metric("graphrun_uptime_seconds", "gauge", "Seconds since the server started.",
+           [("", figures["uptime_seconds"])])
+    metric("graphrun_info", "gauge", "The graphrun version serving.",
+           [(f'{{version="{figures["version"]}"}}', 1)])
+    return "\n".join(lines) + "\n"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))
+
+
+# -- the API description -----------------------------------------------------------------------
+
+
+async def openapi(request: Request) -> Response:
+    """The OpenAPI 3.1 document of every route this server has."""
+    cached = getattr(request.app.state, "openapi_document", None)
+    if cached is None:
+        keys = bool(server(request).settings.api_keys)
+        cached = json_response(openapi_document(list(request.app.routes), api_keys=keys)).body
+        request.app.state.openapi_document = cached
+    return Response(cached, media_type="application/json")
+
+
+async def docs(request: Request) -> Response:
+    """The interactive API reference (Swagger UI from local files: no network needed)."""
+    return HTMLResponse(docs_html(request.scope.get("root_path", "")))
+
+
+async def docs_asset(request: Request) -> Response:
+    """One file of the reference page's Swagger UI."""
+    name = request.path_params["name"]
+    if name == "init.js":
+        return Response(INIT_JS, media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": _ASSET_CACHE})
+    path = docs_asset_path(name)
+    if path is None:
+        raise NotFound(f"No documentation asset '{name}'")
+    return FileResponse(path, media_type=DOCS_ASSETS[name], headers={"Cache-Control": _ASSET_CACHE})
 
 
 routes = [
     Route("/ok", ok, methods=["GET"]),
     Route("/info", info, methods=["GET"]),
+    Route("/metrics", metrics, methods=["GET"]),
+    Route("/openapi.json", openapi, methods=["GET"]),
+    Route("/docs", docs, methods=["GET"]),
+    Route("/docs/{name}", docs_asset, methods=["GET"]),
 ]

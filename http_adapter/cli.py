@@ -1,0 +1,164 @@
+"""The `graphrun` command: `dev` and `serve` run the agent server over a langgraph.json project.
+
+    graphrun dev [--config langgraph.json] [--host 127.0.0.1] [--port 2024] [--in-memory]
+    graphrun serve [...same flags...] (port 8000 by default)
+
+Both load the config (see `config.py`), keep checkpoints, store items and server records in one
+SQLite file under `.graphrun/` next to the config (or nothing on disk with `--in-memory`), and
+serve with uvicorn. `dev` prints where the server and its reference are and the graphs it serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from collections.abc import Sequence
+
+from .agent_server.settings import Settings
+from .config import ConfigError, find_config, load_settings
+
+__all__ = ["build_parser", "main"]
+
+_DEFAULT_PORTS = {"dev": 2024, "serve": 8000}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphrun", description="graphrun's LangGraph-compatible agent server."
+    )
+    parser.add_argument("--version", action="version", version=f"graphrun {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, help_ in (
+        ("dev", "serve a project for local development (port 2024)"),
+        ("serve", "serve a project (port 8000)"),
+    ):
+        _server_flags(commands.add_parser(name, help=help_, description=help_), name)
+    commands.add_parser(
+        "control-plane",
+        help="the deployment control plane (/v2 API): not yet available, it comes with a "
+             "later issue",
+        description="The deployment control plane: not yet available (a later issue).",
+    )
+    return parser
+
+
+def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    parser.add_argument(
+        "--config", default=None,
+        help="the project's config: langgraph.json or graphrun.json (default: ./langgraph.json, "
+             "else ./graphrun.json)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: %(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=_DEFAULT_PORTS[command],
+        help="port to bind; 0 picks a free one (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--in-memory", action="store_true",
+        help="keep nothing on disk: threads, runs and store items end with the process",
+    )
+    parser.add_argument(
+        "--data-dir", default=None,
+        help="where the SQLite file lives (default: .graphrun/ next to the config)",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="background run workers (default: 10)")
+    parser.add_argument(
+        "--log-level", default="info",
+        choices=("critical", "error", "warning", "info", "debug", "trace"),
+        help="uvicorn's log level (default: %(default)s)",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `graphrun` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "control-plane":
+        print("graphrun control-plane: not yet available (it comes with the control-plane issue)",
+              file=sys.stderr)
+        return 2
+    if args.workers is not None and args.workers < 1:
+        print("graphrun: error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        settings = load_settings(
+            find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
+            workers=args.workers,
+        )
+    except ConfigError as error:
+        print(f"graphrun: error: {error}", file=sys.stderr)
+        return 1
+    try:
+        sock = _bind(args.host, args.port)
+    except OSError as error:
+        print(f"graphrun: error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 1
+    _announce(args.command, settings, _url(args.host, sock.getsockname()[1]))
+    return _serve(settings, sock, args.log_level)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind before serving, so `--port 0` works and the printed URL has the real port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
+    return f"http://{shown}:{port}"
+
+
+def _announce(command: str, settings: Settings, url: str) -> None:
+    storage = "in memory" if settings.db_path is None else settings.db_path
+    lines = [f"graphrun {command}: serving {len(settings.graphs)} graph(s) at {url}"]
+    if command == "dev":
+        lines += [
+            f"  API:     {url}",
+            f"  Docs:    {url}/docs",
+            f"  Config:  {settings.config_path}",
+            f"  Storage: {storage}",
+            "  Graphs:  " + ", ".join(settings.graphs),
+        ]
+    if settings.api_keys:
+        lines.append("  API keys required (X-Api-Key)")
+    print("\n".join(lines), flush=True)
+
+
+def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
+    import uvicorn
+
+    from .agent_server import create_app
+
+    config = uvicorn.Config(
+        create_app(settings),
+        log_level=log_level,
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return 0 if server.started else 1
+
+
+def _version() -> str:
+    from .agent_server.openapi import package_version
+
+    return package_version()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
