@@ -1,35 +1,63 @@
 """Per-run event fan-out to stream subscribers, with a replay log for resumable runs.
 
-Each event is encoded once (the SSE frame) and the bytes are fanned out (DESIGN). A subscriber
-that joins gets only what is published after it joined (SPEC §3 rule 3), unless the run is
-resumable and it asks to replay after a `Last-Event-ID`. Process-local: a scale-out back end
-(Redis) implements the same methods.
+Each event is framed once (the SSE bytes, `encode.sse_frame`) and the bytes are fanned out
+(DESIGN). A subscriber that joins gets only what is published after it joined (SPEC §3 rule 3),
+unless the run is resumable and it asks to replay after a `Last-Event-ID`.
+
+Event ids have the LangGraph server's form `<epoch ms>-<seq>` (what a Redis stream id looks
+like). Unlike the LangGraph server, which gave two events of the same millisecond the same id
+(so a reconnect after the first lost the second), `seq` counts events within a millisecond and
+ids only grow: replay after any id is exact, without loss or duplicates.
+
+Process-local: a scale-out back end (Redis streams) implements the same methods.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-__all__ = ["Broker", "Event", "Subscription"]
+from .encode import sse_frame
 
-Event = tuple[int, str, bytes]  # (id, event name, JSON data)
+__all__ = ["Broker", "Event", "Subscription", "parse_event_id"]
+
+EventKey = tuple[int, int]  # (epoch ms, seq): ordered like the ids
+Event = tuple[EventKey, str, bytes]  # (key, event name, SSE frame)
 _END: Any = None
+_REPLAY_ALL: EventKey = (-1, -1)
+
+
+def parse_event_id(value: str | None) -> EventKey | None:
+    """A `Last-Event-ID` as a key; None when absent; `-1` (or anything unreadable) replays all."""
+    if value is None or not value.strip():
+        return None
+    ms, _, seq = value.strip().partition("-")
+    try:
+        return (int(ms), int(seq or 0)) if ms else _REPLAY_ALL
+    except ValueError:
+        return _REPLAY_ALL
 
 
 class _RunLog:
-    __slots__ = ("resumable", "events", "subscribers", "closed", "next_id")
+    __slots__ = ("closed", "events", "last", "resumable", "subscribers")
 
     def __init__(self, resumable: bool) -> None:
         self.resumable = resumable
         self.events: list[Event] = []
         self.subscribers: set[MemoryObjectSendStream[Event | None]] = set()
         self.closed = False
-        self.next_id = 0
+        self.last: EventKey = (0, -1)
+
+    def next_key(self) -> EventKey:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_seq = self.last
+        self.last = (ms, 0) if ms > last_ms else (last_ms, last_seq + 1)
+        return self.last
 
 
 class Broker:
@@ -53,11 +81,13 @@ class Broker:
         return bool(log and log.subscribers)
 
     def publish(self, run_id: str, name: str, data: bytes) -> None:
+        """Frame `data` (compact JSON) as event `name` once and send it to every subscriber."""
         log = self._runs.get(run_id)
         if log is None:
             return
-        event = (log.next_id, name, data)
-        log.next_id += 1
+        key = log.next_key()
+        event_id = f"{key[0]}-{key[1]}" if log.resumable else None
+        event = (key, name, sse_frame(name, data, event_id))
         if log.resumable:
             log.events.append(event)
         for subscriber in list(log.subscribers):
@@ -67,6 +97,7 @@ class Broker:
                 log.subscribers.discard(subscriber)
 
     def close(self, run_id: str) -> None:
+        """The run is over: subscribers' streams end; the log stays for late replays."""
         log = self._runs.get(run_id)
         if log is None or log.closed:
             return
@@ -85,15 +116,18 @@ class Broker:
         self.close(run_id)
         self._runs.pop(run_id, None)
 
-    def attach(self, run_id: str, *, last_event_id: int | None = None) -> Subscription:
-        """Subscribe now (synchronously, so nothing published after this call is missed)."""
-        return Subscription(self._runs.get(run_id), last_event_id)
+    def attach(self, run_id: str, *, last_event_id: str | None = None) -> Subscription:
+        """Subscribe now (synchronously, so nothing published after this call is missed).
+
+        With a `last_event_id` on a resumable run, the events after it are replayed first.
+        """
+        return Subscription(self._runs.get(run_id), parse_event_id(last_event_id))
 
 
 class Subscription:
-    """Events of one run from the moment of `attach` (or replayed after `last_event_id`)."""
+    """Events of one run from the moment of `attach` (or replayed after `after`)."""
 
-    def __init__(self, log: _RunLog | None, last_event_id: int | None) -> None:
+    def __init__(self, log: _RunLog | None, after: EventKey | None) -> None:
         self._log = log
         send, receive = anyio.create_memory_object_stream[Event | None](math.inf)
         self._send, self._receive = send, receive
@@ -101,25 +135,25 @@ class Subscription:
         if log is None:
             send.close()
             return
-        if last_event_id is not None and log.resumable:
-            self._replay = [e for e in log.events if e[0] > last_event_id]
+        if after is not None and log.resumable:
+            self._replay = [e for e in log.events if e[0] > after]
         if log.closed:
             send.close()
         else:
             log.subscribers.add(send)
 
     async def __aiter__(self) -> AsyncIterator[Event]:
-        last = self._replay[-1][0] if self._replay else -1
+        last = self._replay[-1][0] if self._replay else None
         try:
             for event in self._replay:
                 yield event
             async with self._receive:
-                async for event in self._receive:
-                    if event is None:
+                async for live in self._receive:
+                    if live is None:
                         return
-                    if event[0] <= last:
+                    if last is not None and live[0] <= last:
                         continue
-                    yield event
+                    yield live
         finally:
             self.close()
 

@@ -1,7 +1,9 @@
 """JSON encoding of state values and stream chunks for the wire (encoders built once).
 
-LangChain messages and pydantic models go out as their `model_dump()`; `Interrupt`s as
-`{"value", "id"}`; exceptions as `{"error", "message"}`; everything else msgspec knows.
+LangChain messages and pydantic models go out as their `model_dump()`; an `Interrupt` in a chunk
+or a `/wait` body as `{"value", "id", "response_schema"}` (what the LangGraph server sends in
+`values`/`updates` events and `__interrupt__`), in a ThreadState as `{"id", "value"}`;
+exceptions as `{"error", "message"}`; everything else as msgspec encodes it.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import msgspec
 
 from engine import Interrupt
 
-__all__ = ["dumps", "interrupts_json", "to_jsonable"]
+__all__ = ["dumps", "interrupt_json", "interrupts_json", "plain", "sse_frame", "to_jsonable"]
 
 
 def _hook(obj: Any) -> Any:
+    if isinstance(obj, Interrupt):
+        return interrupt_json(obj)
     dump = getattr(obj, "model_dump", None)
     if dump is not None:
         return dump()
@@ -30,26 +34,51 @@ def _hook(obj: Any) -> Any:
 
 
 _encoder = msgspec.json.Encoder(enc_hook=_hook)
+_decoder = msgspec.json.Decoder()
+
+
+def interrupt_json(interrupt: Any) -> dict[str, Any]:
+    """An interrupt as the server streams it (`__interrupt__` items)."""
+    return {
+        "value": to_jsonable(interrupt.value),
+        "id": interrupt.id,
+        "response_schema": to_jsonable(getattr(interrupt, "response_schema", None)),
+    }
 
 
 def to_jsonable(value: Any) -> Any:
-    """Interrupts as plain dicts, recursively through the containers a chunk uses."""
+    """Interrupts and model objects as plain dicts, through the containers a chunk uses."""
     if isinstance(value, Interrupt):
-        return {"value": to_jsonable(value.value), "id": value.id}
+        return interrupt_json(value)
     if isinstance(value, dict):
         return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if dump is not None and not isinstance(value, type):
+        return to_jsonable(dump())
     return value
 
 
+def plain(value: Any) -> Any:
+    """`value` as plain JSON data (what a record can store): encoded once and decoded back."""
+    return _decoder.decode(_encoder.encode(value))
+
+
 def dumps(value: Any) -> bytes:
-    """Compact JSON; a value with Interrupts inside is converted first."""
-    try:
-        return _encoder.encode(value)
-    except TypeError:
-        return _encoder.encode(to_jsonable(value))
+    """Compact JSON (Interrupts and model objects through the encoder hook)."""
+    return _encoder.encode(value)
 
 
 def interrupts_json(interrupts: Any) -> list[dict[str, Any]]:
-    return [{"value": to_jsonable(i.value), "id": i.id} for i in interrupts]
+    """Interrupts as a ThreadState lists them: `{"id", "value"}` (no `response_schema`)."""
+    return [{"id": i.id, "value": to_jsonable(i.value)} for i in interrupts]
+
+
+def sse_frame(name: str, data: bytes, event_id: str | None = None) -> bytes:
+    """One SSE event as the LangGraph server frames it (SPEC §3): CRLF line ends,
+    `event:` then `data:` (compact JSON never holds a raw newline) then `id:` when resumable."""
+    head = b"event: " + name.encode() + b"\r\ndata: " + data + b"\r\n"
+    if event_id is not None:
+        head += b"id: " + event_id.encode() + b"\r\n"
+    return head + b"\r\n"

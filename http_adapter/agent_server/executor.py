@@ -1,22 +1,58 @@
 """Running one run: its config and input for the engine, its events, its outcome.
 
 The engine does the work (`graph.astream`); this module only translates a Run record into the
-engine's arguments, the engine's chunks into wire events (SPEC §3 "SSE framing") and the
-outcome into run and thread statuses.
+engine's arguments, the engine's chunks into wire events (SPEC §3 "SSE framing") and names
+the facts of a run's kwargs the queue needs. A Run's `kwargs` has the LangGraph server's shape
+(`input, command, config{configurable, metadata}, context, stream_mode, interrupt_before,
+interrupt_after, webhook, feedback_keys, temporary, subgraphs, resumable, checkpoint_during,
+durability`); `runs.py` builds it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
-from engine import Command, CompiledStateGraph
+from engine import Command, Send
 
 from .encode import dumps, to_jsonable
 from .schemas import Assistant, Run
 
-__all__ = ["Outcome", "engine_args", "event_name", "stream_modes", "wire_events"]
+__all__ = [
+    "STREAM_MODES",
+    "Outcome",
+    "after_seconds",
+    "engine_args",
+    "engine_modes",
+    "event_name",
+    "is_resumable",
+    "message_json",
+    "metadata_event",
+    "stream_modes",
+    "wire_events",
+]
+
+STREAM_MODES = frozenset({
+    "values", "updates", "messages", "messages-tuple", "tasks", "checkpoints", "debug",
+    "custom", "events",
+})
+
+# What the run's engine metadata reports (the LangGraph server sends its own versions here).
+_LANGGRAPH_VERSION = "1.2.22"  # the LangGraph release graphrun's engine is compatible with
+
+
+def _api_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("graphrun")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+_API_VERSION = _api_version()
 
 
 @dataclasses.dataclass(slots=True)
@@ -29,9 +65,31 @@ class Outcome:
     interrupts: list[Any] = dataclasses.field(default_factory=list)
 
 
+# -- facts of a run's kwargs ----------------------------------------------------------------------
+
+
 def stream_modes(kwargs: dict[str, Any]) -> list[str]:
     mode = kwargs.get("stream_mode") or ["values"]
     return [mode] if isinstance(mode, str) else list(mode)
+
+
+def is_resumable(kwargs: dict[str, Any]) -> bool:
+    """Whether the run keeps a replay log for `Last-Event-ID` (`stream_resumable`)."""
+    return bool(kwargs.get("resumable") or kwargs.get("stream_resumable"))
+
+
+def after_seconds(kwargs: dict[str, Any]) -> float:
+    """How long the run waits before it may start (`after_seconds`, 0 for none)."""
+    configurable = (kwargs.get("config") or {}).get("configurable") or {}
+    return float(configurable.get("__after_seconds__") or kwargs.get("after_seconds") or 0)
+
+
+def metadata_event(run_id: str, attempt: int) -> tuple[str, bytes]:
+    """The first event of every run's stream (published when the run starts)."""
+    return "metadata", dumps({"run_id": run_id, "attempt": attempt})
+
+
+# -- engine arguments -----------------------------------------------------------------------------
 
 
 def _merge_config(assistant: Assistant, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +99,9 @@ def _merge_config(assistant: Assistant, kwargs: dict[str, Any]) -> dict[str, Any
     config["configurable"] = {
         **(base.get("configurable") or {}), **(given.get("configurable") or {})
     }
-    config["tags"] = [*(base.get("tags") or []), *(given.get("tags") or [])]
+    tags = [*(base.get("tags") or []), *(given.get("tags") or [])]
+    if tags:
+        config["tags"] = tags
     return config
 
 
@@ -56,107 +116,54 @@ def engine_args(
                  "graph_id": assistant.graph_id})
     if thread_id is not None:
         conf["thread_id"] = thread_id
-    if kwargs.get("checkpoint_id"):
-        conf["checkpoint_id"] = kwargs["checkpoint_id"]
-    checkpoint = kwargs.get("checkpoint") or {}
-    if checkpoint.get("checkpoint_id"):
-        conf["checkpoint_id"] = checkpoint["checkpoint_id"]
-    config["metadata"] = {
-        **(config.get("metadata") or {}),
-        **(run.metadata or {}),
-        "run_id": run.run_id,
-        "assistant_id": assistant.assistant_id,
-        "graph_id": assistant.graph_id,
+    for legacy in ("checkpoint", "checkpoint_id"):  # records written before kwargs had this shape
+        given = kwargs.get(legacy)
+        if isinstance(given, dict):
+            conf.update({k: v for k, v in given.items() if k != "thread_id" and v is not None})
+        elif given:
+            conf["checkpoint_id"] = given
+    metadata = {**(config.get("metadata") or {}), **(run.metadata or {})}
+    metadata.pop("run_id", None)
+    metadata.update({
         "run_attempt": attempt,
-    }
+        "langgraph_version": _LANGGRAPH_VERSION,
+        "langgraph_api_version": _API_VERSION,
+        "langgraph_plan": "developer",
+        "langgraph_host": "self-hosted",
+    })
+    if conf.get("thread_id") is not None:
+        metadata["thread_id"] = conf["thread_id"]
+    metadata["run_id"] = run.run_id
+    config["metadata"] = metadata
     config["run_id"] = run.run_id
-    command = kwargs.get("command")
-    value: Any
-    if command:
-        value = Command(
-            update=command.get("update"), resume=command.get("resume"),
-            goto=_goto(command.get("goto")),
-        )
-    else:
-        value = kwargs.get("input")
     options: dict[str, Any] = {
         "context": {**(assistant.context or {}), **(kwargs.get("context") or {})} or None,
-        "subgraphs": bool(kwargs.get("stream_subgraphs")),
+        "subgraphs": bool(kwargs.get("subgraphs", kwargs.get("stream_subgraphs"))),
     }
     for key in ("interrupt_before", "interrupt_after", "durability"):
         if kwargs.get(key) is not None:
-            value_ = kwargs[key]
-            options[key] = ["*"] if value_ == "*" else value_
-    return value, config, options
+            value = kwargs[key]
+            options[key] = ["*"] if value == "*" else value
+    if kwargs.get("checkpoint_during") is False and kwargs.get("durability") is None:
+        options["durability"] = "exit"
+    return _input(kwargs), config, options
+
+
+def _input(kwargs: dict[str, Any]) -> Any:
+    command = kwargs.get("command")
+    if not command:
+        return kwargs.get("input")
+    return Command(
+        update=command.get("update"), resume=command.get("resume"), goto=_goto(command.get("goto")),
+    )
 
 
 def _goto(goto: Any) -> Any:
-    from engine import Send
-
     if isinstance(goto, dict) and "node" in goto:
         return Send(goto["node"], goto.get("input"))
     if isinstance(goto, list):
         return [_goto(g) for g in goto]
     return goto or ()
-
-
-def event_name(mode: str, ns: tuple[str, ...]) -> str:
-    return f"{mode}|{'|'.join(ns)}" if ns else mode
-
-
-class _MessageAccumulator:
-    """`messages` mode on the wire: metadata once per message, then accumulated partials."""
-
-    def __init__(self) -> None:
-        self.seen: dict[Any, dict[str, Any]] = {}
-
-    def events(self, ns: tuple[str, ...], chunk: Any, meta: dict[str, Any]) -> list[tuple[str, Any]]:
-        message = to_jsonable(_as_dict(chunk))
-        mid = message.get("id")
-        out: list[tuple[str, Any]] = []
-        if mid not in self.seen:
-            out.append((event_name("messages/metadata", ns), {mid: {"metadata": meta}}))
-            self.seen[mid] = dict(message)
-        else:
-            merged = self.seen[mid]
-            if isinstance(message.get("content"), str) and isinstance(merged.get("content"), str):
-                merged["content"] += message["content"]
-            message = {**message, "content": merged["content"]}
-        is_chunk = str(message.get("type", "")).endswith("Chunk")
-        kind = "messages/partial" if is_chunk else "messages/complete"
-        out.append((event_name(kind, ns), [message]))
-        return out
-
-
-def _as_dict(message: Any) -> dict[str, Any]:
-    if isinstance(message, dict):
-        return message
-    dump = getattr(message, "model_dump", None)
-    return dump() if dump is not None else {"content": str(message)}
-
-
-def wire_events(
-    modes: list[str], subgraphs: bool,
-) -> Callable[[Any], list[tuple[str, bytes]]]:
-    """A function from one engine stream item to the SSE events it becomes."""
-    tuple_mode = "messages-tuple" in modes
-    accumulator = _MessageAccumulator() if "messages" in modes and not tuple_mode else None
-
-    def convert(item: Any) -> list[tuple[str, bytes]]:
-        if subgraphs:
-            ns, mode, chunk = item
-        else:
-            (mode, chunk), ns = item, ()
-        if mode == "messages":
-            message, meta = chunk
-            if accumulator is None:
-                return [(event_name("messages", ns), dumps([_as_dict(message), meta]))]
-            return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
-        if isinstance(chunk, dict) and "__interrupt__" in chunk:
-            chunk = to_jsonable(chunk)
-        return [(event_name(mode, ns), dumps(chunk))]
-
-    return convert
 
 
 def engine_modes(modes: list[str]) -> list[str]:
@@ -169,7 +176,195 @@ def engine_modes(modes: list[str]) -> list[str]:
     return out
 
 
-def final_values(graph: CompiledStateGraph, values: Any, interrupts: list[Any]) -> Any:
-    if interrupts:
-        values = {**(values or {}), "__interrupt__": [to_jsonable(i) for i in interrupts]}
-    return values
+# -- engine chunks -> wire events -----------------------------------------------------------------
+
+
+def event_name(mode: str, ns: tuple[str, ...]) -> str:
+    """`mode`, or `mode|<ns1>|<ns2>` for a subgraph's event (`stream_subgraphs`)."""
+    return f"{mode}|{'|'.join(ns)}" if ns else mode
+
+
+def wire_events(
+    modes: list[str], subgraphs: bool,
+) -> Callable[[Any], list[tuple[str, bytes]]]:
+    """A function from one engine stream item to the SSE events (name, JSON) it becomes.
+
+    `messages-tuple` goes out as `messages` with `[message, metadata]`; mode `messages` as
+    `messages/metadata` once per message id, then `messages/partial` (the chunks so far,
+    accumulated into one message) or `messages/complete` (a whole message).
+    """
+    tuple_mode = "messages-tuple" in modes
+    accumulator = None if tuple_mode else _MessageAccumulator()
+
+    def convert(item: Any) -> list[tuple[str, bytes]]:
+        if subgraphs:
+            ns, mode, chunk = item
+        else:
+            (mode, chunk), ns = item, ()
+        if mode == "messages":
+            message, meta = chunk
+            if accumulator is None:
+                return [(event_name("messages", ns), dumps([message_json(message), meta]))]
+            return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
+        return [(event_name(mode, ns), dumps(chunk))]
+
+    return convert
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+_ROLE_TYPES = {"user": "human", "assistant": "ai", "developer": "system"}
+_CHUNK_TYPES = {
+    "AIMessageChunk": "ai", "HumanMessageChunk": "human", "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool", "ChatMessageChunk": "chat", "FunctionMessageChunk": "function",
+}
+_BASE_KEYS = ("content", "additional_kwargs", "response_metadata", "type", "name", "id")
+
+
+def message_json(message: Any) -> dict[str, Any]:
+    """A message (LangChain object or dict) as LangChain's `model_dump()` of it: every field,
+    in LangChain's order, so a plain-dict message looks on the wire like a LangChain one."""
+    if not isinstance(message, dict):
+        dump = getattr(message, "model_dump", None)
+        return to_jsonable(dump()) if dump is not None else {"content": str(message)}
+    given = dict(message)
+    role = given.pop("role", None)
+    type_ = given.get("type") or _ROLE_TYPES.get(role, role) or "ai"
+    base = _CHUNK_TYPES.get(type_, type_)
+    out: dict[str, Any] = {
+        "content": given.get("content", ""),
+        "additional_kwargs": given.get("additional_kwargs") or {},
+        "response_metadata": given.get("response_metadata") or {},
+        "type": type_,
+        "name": given.get("name"),
+        "id": given.get("id"),
+    }
+    if base == "ai":
+        out["tool_calls"] = given.get("tool_calls") or []
+        out["invalid_tool_calls"] = given.get("invalid_tool_calls") or []
+        out["usage_metadata"] = given.get("usage_metadata")
+        if type_ != base:
+            out["tool_call_chunks"] = given.get("tool_call_chunks") or []
+            out["chunk_position"] = given.get("chunk_position")
+    elif base == "tool":
+        out["tool_call_id"] = given.get("tool_call_id")
+        out["artifact"] = given.get("artifact")
+        out["status"] = given.get("status") or "success"
+    elif base == "chat":
+        out["role"] = role if role is not None else given.get("role")
+    for key, value in given.items():
+        out.setdefault(key, value)
+    return to_jsonable(out)  # type: ignore[no-any-return]
+
+
+class _MessageAccumulator:
+    """Mode `messages`: chunks of one message id merged as LangChain's `+` merges them."""
+
+    def __init__(self) -> None:
+        self.seen: dict[Any, dict[str, Any]] = {}
+
+    def events(self, ns: tuple[str, ...], chunk: Any, meta: dict[str, Any]) -> list[tuple[str, Any]]:
+        message = message_json(chunk)
+        mid = message.get("id")
+        out: list[tuple[str, Any]] = []
+        if mid not in self.seen:
+            out.append((event_name("messages/metadata", ns), {mid: {"metadata": meta}}))
+        if message["type"] not in _CHUNK_TYPES:  # a whole message
+            self.seen[mid] = message
+            out.append((event_name("messages/complete", ns), [message]))
+            return out
+        merged = _merge_chunks(self.seen.get(mid), message)
+        self.seen[mid] = merged
+        out.append((event_name("messages/partial", ns), [_chunk_to_message(merged)]))
+        return out
+
+
+def _merge_chunks(left: dict[str, Any] | None, right: dict[str, Any]) -> dict[str, Any]:
+    if left is None or left.get("type") not in _CHUNK_TYPES:
+        return dict(right)
+    merged = dict(left)
+    merged["content"] = _merge_content(left.get("content"), right.get("content"))
+    for key in ("additional_kwargs", "response_metadata"):
+        merged[key] = _merge_dicts(left.get(key) or {}, right.get(key) or {})
+    merged["tool_call_chunks"] = _merge_tool_chunks(
+        left.get("tool_call_chunks") or [], right.get("tool_call_chunks") or []
+    )
+    merged["usage_metadata"] = _merge_usage(left.get("usage_metadata"), right.get("usage_metadata"))
+    for key, value in right.items():
+        if key not in merged or merged[key] is None:
+            merged[key] = value
+    if right.get("chunk_position") is not None:
+        merged["chunk_position"] = right["chunk_position"]
+    return merged
+
+
+def _merge_content(left: Any, right: Any) -> Any:
+    if isinstance(left, str) and isinstance(right, str):
+        return left + right
+    return _content_blocks(left) + _content_blocks(right)
+
+
+def _content_blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content}] if content else []
+
+
+def _merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(left)
+    for key, value in right.items():
+        have = merged.get(key)
+        if isinstance(have, str) and isinstance(value, str) and key not in ("id", "type"):
+            merged[key] = have + value
+        elif isinstance(have, dict) and isinstance(value, dict):
+            merged[key] = _merge_dicts(have, value)
+        elif value is not None or key not in merged:
+            merged[key] = value
+    return merged
+
+
+def _merge_tool_chunks(left: list[Any], right: list[Any]) -> list[Any]:
+    merged = [dict(c) for c in left]
+    for chunk in right:
+        index = chunk.get("index")
+        same = next((c for c in merged if index is not None and c.get("index") == index), None)
+        if same is None:
+            merged.append(dict(chunk))
+            continue
+        for key in ("name", "args"):
+            if chunk.get(key):
+                same[key] = (same.get(key) or "") + chunk[key]
+        if same.get("id") is None:
+            same["id"] = chunk.get("id")
+    return merged
+
+
+def _merge_usage(left: Any, right: Any) -> Any:
+    if not isinstance(left, dict) or not isinstance(right, dict):
+        return right if right is not None else left
+    return {
+        key: left.get(key, 0) + right.get(key, 0) if isinstance(left.get(key, 0), int)
+        and isinstance(right.get(key, 0), int) else right.get(key, left.get(key))
+        for key in {**left, **right}
+    }
+
+
+def _chunk_to_message(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A merged chunk as the whole message it adds up to (LangChain `message_chunk_to_message`)."""
+    message = {k: v for k, v in chunk.items() if k not in ("tool_call_chunks", "chunk_position")}
+    message["type"] = _CHUNK_TYPES[chunk["type"]]
+    if chunk.get("tool_call_chunks"):
+        calls, invalid = [], []
+        for tc in chunk["tool_call_chunks"]:
+            try:
+                args = json.loads(tc.get("args") or "{}")
+            except ValueError:
+                args = None
+            if isinstance(args, dict):
+                calls.append({"name": tc.get("name") or "", "args": args, "id": tc.get("id"),
+                              "type": "tool_call"})
+            else:
+                invalid.append({"name": tc.get("name"), "args": tc.get("args"), "id": tc.get("id"),
+                                "error": None, "type": "invalid_tool_call"})
+        message["tool_calls"], message["invalid_tool_calls"] = calls, invalid
+    return message

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio
 import msgspec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
@@ -68,6 +69,7 @@ def query_int(request: Request, name: str, default: int) -> int:
 def json_response(
     value: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
+    """Compact JSON, `application/json` (no charset), as the LangGraph server answers."""
     return Response(dumps(value), status_code=status, media_type="application/json",
                     headers=headers)
 
@@ -93,29 +95,34 @@ def paginated(items: list[Any], total: int, offset: int, limit: int,
 
 def sse_response(
     request: Request,
-    events: AsyncIterator[tuple[str, bytes, int | None]],
+    frames: AsyncIterator[bytes],
     *,
     headers: dict[str, str] | None = None,
-    on_close: Callable[[], Any] | None = None,
+    on_close: Callable[[], Awaitable[None]] | None = None,
 ) -> Response:
-    """SSE with CRLF framing and `: heartbeat` comments (SPEC §3)."""
+    """A run's SSE stream (SPEC §3): pre-framed events (`encode.sse_frame`, CRLF) sent as they
+    come, `: heartbeat` comments while idle, `text/event-stream; charset=utf-8` with the
+    LangGraph server's `Cache-Control: no-store`, `Connection: keep-alive` and
+    `X-Accel-Buffering: no`. `on_close` runs once the stream ends or the client goes away,
+    shielded so a disconnect cannot cut it short."""
 
-    async def frames() -> AsyncIterator[ServerSentEvent]:
+    async def body() -> AsyncIterator[bytes]:
         try:
-            async for name, data, event_id in events:
-                yield ServerSentEvent(
-                    data=data.decode(), event=name,
-                    id=str(event_id) if event_id is not None else None, sep="\r\n",
-                )
+            async for frame in frames:
+                yield frame
         finally:
             if on_close is not None:
-                await on_close()
+                with anyio.CancelScope(shield=True):
+                    await on_close()
 
-    heartbeat = server(request).settings.heartbeat
     return EventSourceResponse(
-        frames(),
+        body(),
         headers=headers,
-        ping=heartbeat,
+        ping=server(request).settings.heartbeat,
         sep="\r\n",
-        ping_message_factory=lambda: ServerSentEvent(comment="heartbeat", sep="\r\n"),
+        ping_message_factory=_heartbeat,
     )
+
+
+def _heartbeat() -> ServerSentEvent:
+    return ServerSentEvent(comment="heartbeat", sep="\r\n")
