@@ -11,12 +11,15 @@ from __future__ import annotations
 import collections
 import functools
 import queue
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
 
 from checkpoints.base import CheckpointTuple
 
@@ -189,6 +192,7 @@ class CompiledStateGraph:
         subgraphs: bool,
         kwargs: dict[str, Any],
         keep_run: bool = False,
+        stop: threading.Event | None = None,
     ) -> Iterator[Any]:
         if self.plan.has_async and current_scope.get() is None:
             yield from self._via_portal(value, config, modes, subgraphs, kwargs, keep_run)
@@ -217,6 +221,9 @@ class CompiledStateGraph:
                     flush_sync(run)
             while buffer:
                 yield buffer.popleft()
+            if stop is not None and stop.is_set():
+                driver.close()  # stops at this step boundary; finished steps are saved
+                return
         while buffer:
             yield buffer.popleft()
         if keep_run:
@@ -309,6 +316,15 @@ class CompiledStateGraph:
     ) -> AsyncIterator[Any]:
         from ._stream import Wakeup
 
+        if not self.plan.has_async and current_scope.get() is None:
+            # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
+            # instead of one thread hop per node.
+            async for item in _in_worker_thread(
+                functools.partial(self._stream_items, value, config, modes, subgraphs, kwargs,
+                                  keep_run)
+            ):
+                yield item
+            return
         buffer: collections.deque[Any] = collections.deque()
         live = bool(_LIVE.intersection(modes))
         sink = Sink(frozenset(modes), subgraphs, buffer.append)
@@ -547,6 +563,67 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
         **default.get("configurable", {}), **((config or {}).get("configurable") or {})
     }
     return fn(input, merged, **kw)
+
+
+async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
+    """Run a sync stream in a worker thread and relay its items as they come.
+
+    The thread batches: it wakes the loop only when it appended to an empty buffer. If the
+    consumer stops (cancelled, or the generator closed), the run stops at its next step
+    boundary and saves what it finished, and the thread is waited for (no orphan).
+    """
+    buffer: collections.deque[Any] = collections.deque()
+    token = anyio.lowlevel.current_token()
+    state: dict[str, Any] = {"event": anyio.Event(), "notified": False, "done": False,
+                             "error": None}
+    stop = threading.Event()
+
+    def notify() -> None:
+        state["event"].set()
+
+    def work() -> None:
+        try:
+            for item in _stoppable(produce(stop=stop), stop):
+                buffer.append(item)
+                if not state["notified"]:
+                    state["notified"] = True
+                    anyio.from_thread.run_sync(notify, token=token)
+        except BaseException as error:  # handed to the consumer
+            state["error"] = error
+        finally:
+            state["done"] = True
+            anyio.from_thread.run_sync(notify, token=token)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(anyio.to_thread.run_sync, work, abandon_on_cancel=False))
+        try:
+            while True:
+                await state["event"].wait()
+                state["event"] = anyio.Event()
+                state["notified"] = False
+                while buffer:
+                    yield buffer.popleft()
+                if state["done"]:
+                    while buffer:
+                        yield buffer.popleft()
+                    break
+        finally:
+            stop.set()
+    if state["error"] is not None:
+        raise state["error"]
+
+
+def _stoppable(items: Iterator[Any], stop: threading.Event) -> Iterator[Any]:
+    """Close the sync stream (which stops the run at a step boundary) once asked to."""
+    try:
+        for item in items:
+            yield item
+            if stop.is_set():
+                return
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def _latest_requested(config: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import time
@@ -44,7 +45,8 @@ class _Active:
 class RunQueue:
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        self._wake = anyio.Event()
+        self._idle: collections.deque[anyio.Event] = collections.deque()  # one per idle worker
+        self._pending_wakes = 0  # wakes that found no idle worker: the next one to idle re-checks
         self._active: dict[str, _Active] = {}
         self._done: dict[str, anyio.Event] = {}
         self._outcomes: dict[str, Outcome] = {}
@@ -78,7 +80,13 @@ class RunQueue:
         self.wake()
 
     def wake(self) -> None:
-        self._wake.set()
+        """Wake one idle worker (not all of them: each would rescan the queue for nothing)."""
+        while self._idle:
+            event = self._idle.popleft()
+            if not event.is_set():
+                event.set()
+                return
+        self._pending_wakes += 1
 
     # -- creating -------------------------------------------------------------------------------
 
@@ -154,18 +162,26 @@ class RunQueue:
         while True:
             run, wait = self._eligible()
             if run is None:
-                event = self._wake
+                if self._pending_wakes:
+                    self._pending_wakes -= 1
+                    continue
+                event = anyio.Event()
+                self._idle.append(event)
                 with anyio.move_on_after(wait if wait is not None else 3600):
                     await event.wait()
-                if self._wake is event and event.is_set():
-                    self._wake = anyio.Event()
+                if not event.is_set():  # timed out (a delayed run is due): leave the line
+                    try:
+                        self._idle.remove(event)
+                    except ValueError:
+                        pass
                 continue
             active = _Active(anyio.CancelScope())
             self._active[run.run_id] = active
             try:
                 await self._execute(run, active)
-            except Exception:  # the run's own errors are handled inside; this is ours
+            except Exception as error:  # the graph's errors are handled inside; this is ours
                 logger.exception("Run %s failed in the queue", run.run_id)
+                await self._fail(run, error, active)
             finally:
                 self._active.pop(run.run_id, None)
                 self._not_before.pop(run.run_id, None)
@@ -258,6 +274,20 @@ class RunQueue:
             done.set()
         if run.kwargs.get("webhook"):
             await _webhook(run.kwargs["webhook"], run, outcome)
+
+    async def _fail(self, run: Run, error: Exception, active: _Active) -> None:
+        """The queue itself failed a run: end it as an error so no stream or wait hangs."""
+        detail = {"error": type(error).__name__, "message": str(error)}
+        self.state.broker.publish(run.run_id, "error", _dumps(detail))
+        try:
+            await self._finish(run, Outcome("error", error=detail), run.run_id in self._stateless,
+                               active)
+        except Exception:
+            logger.exception("Run %s could not be closed out", run.run_id)
+            self.state.broker.close(run.run_id)
+            done = self._done.get(run.run_id)
+            if done is not None:
+                done.set()
 
     async def _thread_after(
         self, thread: Thread, outcome: Outcome, finished: str | None = None

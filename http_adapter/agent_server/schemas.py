@@ -69,6 +69,7 @@ class Run(msgspec.Struct, kw_only=True):
     status: RunStatus = "pending"
     kwargs: dict[str, Any] = {}
     multitask_strategy: MultitaskStrategy = "enqueue"
+    langsmith_session_name: str | None = None  # always null here; the SDK's record has it
 
 
 # -- requests ------------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ class ServerState:
         if graph is None:
             base = await self._load(graph_id)
             graph = base.copy(checkpointer=None if stateless else self.saver, store=self.store)
+            graph.name = graph_id  # the server names a graph by its id (events, metadata)
             cache[graph_id] = graph
         return graph
 

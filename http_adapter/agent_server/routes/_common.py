@@ -39,13 +39,13 @@ async def body(request: Request, struct: type[T], *, default: bool = False) -> T
     if not raw.strip():
         if default:
             return struct()
-        raise UnprocessableEntity("Request body is required")
+        raise UnprocessableEntity("Invalid JSON in request body")
     try:
         return msgspec.json.decode(raw, type=struct)
     except msgspec.ValidationError as error:
         raise UnprocessableEntity(str(error)) from None
     except msgspec.DecodeError:
-        raise UnprocessableEntity("Invalid JSON body") from None
+        raise UnprocessableEntity("Invalid JSON in request body") from None
 
 
 def path_uuid(request: Request, name: str, label: str) -> str:
