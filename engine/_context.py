@@ -49,7 +49,7 @@ class Runtime(Generic[ContextT]):
 class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
-    __slots__ = ("task", "run", "_config", "runtime", "writer", "interrupt_index", "resume", "ns")
+    __slots__ = ("task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "ns")
 
     def __init__(self, task: Task, run: RunContext) -> None:
         self.task = task
@@ -57,11 +57,18 @@ class TaskScope:
         self._config: dict[str, Any] | None = None
         self.ns = task.ns
         self.writer = run.custom_writer(task)
-        self.runtime = Runtime(
-            context=run.context, store=run.store, stream_writer=self.writer
-        )
+        self._runtime: Runtime[Any] | None = None
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
+
+    @property
+    def runtime(self) -> Runtime[Any]:
+        """Built on first use: most nodes never ask for it."""
+        if self._runtime is None:
+            self._runtime = Runtime(
+                context=self.run.context, store=self.run.store, stream_writer=self.writer
+            )
+        return self._runtime
 
     @property
     def config(self) -> dict[str, Any]:

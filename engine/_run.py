@@ -100,6 +100,8 @@ class Run:
         self.dirty: set[str] = set()  # channels whose version moved since the last checkpoint
         self.pending: list[tuple[str, str, Any]] = []
         self.outbox: list[tuple[str, tuple[Any, ...]]] = []
+        self.saver_ops: dict[str, Any] | None = None  # resolved saver methods (_tasks.flush_sync)
+        self._base_metadata: dict[str, Any] | None = None
         self.tasks: list[Task] = []
         self.interrupts: list[Interrupt] = []
         self.status = "pending"
@@ -598,13 +600,20 @@ class Run:
     def _metadata(self, source: str) -> dict[str, Any]:
         # The caller's metadata (the server's run_id, graph_id...) on root checkpoints only:
         # a subgraph's config metadata is its parent task's (LangGraph keeps those bare).
-        meta: dict[str, Any] = dict(self.config.get("metadata") or {}) if self.parent is None else {}
+        base = self._base_metadata
+        if base is None:
+            base = self._base_metadata = (
+                dict(self.config.get("metadata") or {}) if self.parent is None else {}
+            )
+        meta: dict[str, Any] = dict(base)
         meta["source"] = source
         meta["step"] = self.step
         meta["parents"] = self._parents()
         return meta
 
     def _parents(self) -> dict[str, str]:
+        if self.parent is None:
+            return {}
         parents: dict[str, str] = {}
         run = self.parent
         while run is not None:

@@ -278,6 +278,17 @@ def _background(run: Run, op: str) -> Any:
     return getattr(run.checkpointer, op + "_nowait", None)
 
 
+def _sync_ops(run: Run) -> dict[str, Any]:
+    """The saver methods this run writes with, looked up once per run."""
+    ops = run.saver_ops
+    if ops is None:
+        saver = run.checkpointer
+        ops = run.saver_ops = {
+            op: _background(run, op) or getattr(saver, op) for op in ("put", "put_writes")
+        }
+    return ops
+
+
 def flush_sync(run: Run, final: bool = False) -> None:
     """Hand the outbox to the saver: "sync" waits for each commit, "async" queues them in
     order and waits once at the end of the run, "exit" writes everything at the end."""
@@ -288,9 +299,12 @@ def flush_sync(run: Run, final: bool = False) -> None:
         return
     if run.durability == "exit" and not final:
         return
-    while outbox:
-        op, args = outbox.pop(0)
-        (_background(run, op) or getattr(saver, op))(*args)
+    if outbox:
+        ops = _sync_ops(run)
+        items = outbox[:]
+        del outbox[: len(items)]
+        for op, args in items:
+            ops[op](*args)
     if final and run.durability == "async" and hasattr(saver, "flush"):
         saver.flush()
 
@@ -316,6 +330,10 @@ async def flush_async(run: Run, final: bool = False) -> None:
 
 
 def _raise_failure(tasks: list[Task]) -> None:
+    if len(tasks) == 1:
+        if tasks[0].error is not None:
+            raise tasks[0].error
+        return
     for task in sorted(tasks, key=lambda t: t.order):
         if task.error is not None:
             raise task.error
@@ -361,6 +379,9 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
 def _start(run: Run, tasks: list[Task]) -> list[Task]:
     """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
     stream) and return those left to execute; tasks finished before a resume replay."""
+    if len(tasks) == 1 and not tasks[0].cached:
+        run.task_started(tasks[0])
+        return tasks
     todo = []
     for task in sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks:
         if task.cached:
