@@ -4,6 +4,7 @@ Cases are written once as builder functions over a `lib` namespace (see `_harnes
 graphrun graph and the LangGraph graph come from the same code. Groups:
 
 - `engine`: per-step overhead of a 100-node no-op chain (issue 2);
+- `checkpoints`: per-step cost of the savers, in-memory and SQLite (issue 3);
 - `graphs`: the graphs of LangGraph's own benchmark suite, sync/async, with and without savers;
 - `streaming`: chunks per second per stream mode.
 """
@@ -15,6 +16,6 @@ __all__ = ["Case", "Lib", "Settings", "all_cases", "format_table", "load_libs", 
 
 def all_cases() -> list[Case]:
     """Every case, in table order."""
-    from . import engine, graphs, streaming
+    from . import checkpoints, engine, graphs, streaming
 
-    return [*engine.cases(), *graphs.cases(), *streaming.cases()]
+    return [*engine.cases(), *checkpoints.cases(), *graphs.cases(), *streaming.cases()]
