@@ -14,9 +14,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from .auth import ApiKeyMiddleware
+from .crons import CronScheduler
 from .errors import exception_handlers
 from .queue import RunQueue
-from .routes import assistants, runs, system, threads
+from .routes import assistants, crons, runs, store, system, threads
 from .settings import Settings
 from .state import ServerState
 
@@ -33,9 +34,11 @@ def create_app(settings: Settings) -> Starlette:
         queue = RunQueue(state)
         state.queue = queue
         app.state.server = state
+        app.state.crons = scheduler = CronScheduler(state)
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(queue.serve)
+                await tg.start(scheduler.serve)
                 try:
                     yield
                 finally:
@@ -44,7 +47,8 @@ def create_app(settings: Settings) -> Starlette:
             await state.close()
 
     return Starlette(
-        routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes],
+        routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
+                *crons.routes, *store.routes],
         middleware=[Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)],
         exception_handlers=exception_handlers,
         lifespan=lifespan,

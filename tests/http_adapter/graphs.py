@@ -88,3 +88,20 @@ _echo = StateGraph(MessagesState)
 _echo.add_node("reply", reply)
 _echo.add_edge(START, "reply")
 echo = _echo.compile()  # served by tests that pass graphs={**GRAPHS, "echo": echo}
+
+
+# -- cron tests: every run leaves one store item, so even deleted stateless runs are counted ---
+
+
+async def record_hit(state: State, *, store: Any) -> dict[str, Any]:
+    import uuid  # appended section: the module's imports stay as they were
+
+    await store.aput(("hits",), str(uuid.uuid4()), {"x": state.get("x", 0)})
+    return {"log": ["hit"]}
+
+
+_hits = StateGraph(State)
+_hits.add_node("record_hit", record_hit)
+_hits.add_edge(START, "record_hit")
+hits = _hits.compile()  # served by tests that pass graphs={**GRAPHS, "hits": hits}
+

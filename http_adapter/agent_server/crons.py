@@ -1,0 +1,230 @@
+"""Crons (SPEC §3 "Records" Cron): the record, schedule arithmetic and the scheduler.
+
+The scheduler is one task in the app's lifespan task group. It sleeps until the earliest
+`next_run_date` of an enabled cron (a create, change or delete wakes it early; there is no
+polling), fires every due cron through the run queue and moves its `next_run_date` to the
+first occurrence after *now*. So each due time fires one run, and a schedule missed while
+the server was down fires once on start-up (not once per missed tick), then carries on from
+now. Firing and recording the new `next_run_date` are shielded from cancellation, so a
+graceful shutdown never leaves a fired cron due again.
+
+Schedules are croniter expressions (5 fields, or 6 with croniter's trailing seconds field,
+e.g. `* * * * * *` fires every second), read in the cron's IANA `timezone` (UTC when null).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+import anyio
+import anyio.abc
+import msgspec
+from croniter import CroniterError, croniter  # type: ignore[import-untyped]
+
+from .errors import ServerError, UnprocessableEntity
+from .records import Records
+from .state import ServerState
+
+__all__ = [
+    "KIND",
+    "Cron",
+    "CronScheduler",
+    "all_crons",
+    "check_timezone",
+    "iso",
+    "next_run",
+    "parse_time",
+    "utcnow",
+]
+
+logger = logging.getLogger("http_adapter.crons")
+
+KIND = "cron"  # the records kind crons are persisted under (`Records.put_extra`)
+
+
+class Cron(msgspec.Struct, kw_only=True):
+    """A cron as the API returns and the records keep it (SPEC §3, langgraph-sdk `Cron`)."""
+
+    cron_id: str
+    assistant_id: str
+    thread_id: str | None = None
+    user_id: str | None = None
+    schedule: str
+    timezone: str | None = None
+    end_time: str | None = None
+    payload: dict[str, Any] = {}
+    next_run_date: str | None = None
+    metadata: dict[str, Any] = {}
+    on_run_completed: Literal["delete", "keep"] | None = None
+    enabled: bool = True
+    created_at: str = ""
+    updated_at: str = ""
+
+
+def utcnow() -> datetime:
+    """The scheduler's default clock; looked up on every call, so tests can patch it."""
+    return datetime.now(UTC)
+
+
+def _default_now() -> datetime:
+    return utcnow()
+
+
+def iso(moment: datetime) -> str:
+    """ISO-8601 with microseconds and +00:00 (SPEC §3 conventions)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_time(value: str, field: str) -> datetime:
+    """An ISO-8601 time from a request (naive means UTC); 422 when it is not one."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise UnprocessableEntity(f"{field}: {value!r} is not an ISO-8601 date-time") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def check_timezone(timezone: str | None) -> None:
+    """422 unless `timezone` is null or an IANA zone name."""
+    if timezone is None:
+        return
+    try:
+        ZoneInfo(timezone)
+    except (KeyError, ValueError, OSError):  # unknown key, bad path, directory, too long
+        raise UnprocessableEntity(f"Invalid timezone {timezone!r}: not a known IANA time zone") from None
+
+
+def next_run(schedule: str, timezone: str | None, after: datetime) -> datetime:
+    """The first occurrence of `schedule` strictly after `after`, in UTC.
+
+    Raises 422 with croniter's reason for a schedule that does not parse or never fires.
+    """
+    zone = ZoneInfo(timezone) if timezone else UTC
+    try:
+        found = croniter(schedule, after.astimezone(zone)).get_next(datetime)
+    except (CroniterError, ValueError, TypeError, KeyError) as error:
+        raise UnprocessableEntity(f"Invalid cron schedule {schedule!r}: {error}") from None
+    return found.astimezone(UTC)  # type: ignore[no-any-return]
+
+
+def all_crons(records: Records) -> dict[str, Cron]:
+    """The crons by id; those reloaded from the file (plain dicts) become `Cron`s once."""
+    crons = records.extra.setdefault(KIND, {})
+    for cron_id, cron in list(crons.items()):
+        if not isinstance(cron, Cron):
+            crons[cron_id] = msgspec.convert(cron, Cron)
+    return crons
+
+
+class CronScheduler:
+    """Fires due crons; owned by the app's lifespan task group (`serve`).
+
+    `now` is the clock (an aware datetime in UTC); the routes use it too, so a test that
+    injects one controls both `next_run_date` and firing.
+    """
+
+    def __init__(self, state: ServerState, *, now: Callable[[], datetime] | None = None) -> None:
+        self.state = state
+        self.now = now if now is not None else _default_now
+        self._wake = anyio.Event()
+
+    def wake(self) -> None:
+        """Recompute the sleep: a cron was created, changed or deleted."""
+        self._wake.set()
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Fire due crons until cancelled; those missed while the server was down fire first."""
+        all_crons(self.state.records)
+        task_status.started()
+        while True:
+            self._wake = anyio.Event()  # before the scan: a change during it wakes us at once
+            await self.tick()
+            delay = self._delay()
+            if delay is None:
+                await self._wake.wait()
+            elif delay > 0:
+                with anyio.move_on_after(delay):
+                    await self._wake.wait()
+
+    async def tick(self) -> int:
+        """Fire every enabled cron whose `next_run_date` has come; how many fired."""
+        now = self.now()
+        fired = 0
+        for cron in list(all_crons(self.state.records).values()):
+            due = cron.next_run_date
+            if cron.enabled and due is not None and datetime.fromisoformat(due) <= now:
+                fired += await self._fire(cron, now)
+        return fired
+
+    def _delay(self) -> float | None:
+        """Seconds until the earliest enabled cron is due (None: nothing scheduled)."""
+        dates = [c.next_run_date for c in all_crons(self.state.records).values()
+                 if c.enabled and c.next_run_date is not None]
+        if not dates:
+            return None
+        soonest = min(datetime.fromisoformat(d) for d in dates)
+        return max(0.0, (soonest - self.now()).total_seconds())
+
+    async def _fire(self, cron: Cron, now: datetime) -> int:
+        """Fire one due cron (1) or retire it (0), shielded: a shutdown cannot split the run
+        from the new `next_run_date`, so a fired cron is never due again after a restart."""
+        fired = 0
+        with anyio.CancelScope(shield=True):
+            fired = await self._fire_due(cron, now)
+        return fired
+
+    async def _fire_due(self, cron: Cron, now: datetime) -> int:
+        records = self.state.records
+        due = datetime.fromisoformat(cron.next_run_date or "")
+        end = datetime.fromisoformat(cron.end_time) if cron.end_time else None
+        if end is not None and due > end:
+            await self._advance(cron, None)
+            return 0
+        if cron.thread_id is not None and cron.thread_id not in records.threads:
+            # The thread is gone: its crons go with it (as a foreign key would cascade).
+            logger.warning("Deleting cron %s: its thread %s no longer exists",
+                           cron.cron_id, cron.thread_id)
+            await records.delete_extra(KIND, cron.cron_id)
+            return 0
+        try:
+            await self._start_run(cron)
+        except ServerError as error:  # refused as a request would be: gone assistant, busy thread
+            logger.warning("Cron %s did not start a run: %s", cron.cron_id, error.detail)
+        except Exception:  # a failed firing must not stop the scheduler
+            logger.exception("Cron %s could not start its run", cron.cron_id)
+        following: datetime | None
+        try:
+            following = next_run(cron.schedule, cron.timezone, now)
+        except UnprocessableEntity:  # checked on create; only a hand-edited record
+            following = None
+        if end is not None and following is not None and following > end:
+            following = None
+        await self._advance(cron, following)
+        return 1
+
+    async def _advance(self, cron: Cron, following: datetime | None) -> None:
+        """Record the next run date, unless the cron was changed or deleted meanwhile."""
+        latest = all_crons(self.state.records).get(cron.cron_id)
+        if latest is None or latest.next_run_date != cron.next_run_date:
+            return
+        updated = msgspec.structs.replace(
+            latest, next_run_date=iso(following) if following is not None else None
+        )
+        await self.state.records.put_extra(KIND, cron.cron_id, updated)
+
+    async def _start_run(self, cron: Cron) -> None:
+        """One run with the cron's payload: on its thread, or stateless on a new one."""
+        from .routes.runs import _create  # the one place runs are built
+        from .schemas import RunCreate
+
+        body = dict(cron.payload)
+        body["assistant_id"] = cron.assistant_id
+        body["metadata"] = {**(body.get("metadata") or {}), "cron_id": cron.cron_id}
+        if cron.thread_id is None:
+            body["on_completion"] = cron.on_run_completed or "delete"
+        payload = msgspec.convert(body, RunCreate)
+        await _create(self.state, payload, cron.thread_id)
