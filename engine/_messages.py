@@ -7,6 +7,7 @@ with a `RemoveMessage` / `{"type": "remove", "id": ...}`.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from typing import Annotated, Any, TypedDict
 
@@ -65,6 +66,18 @@ def _langchain(message: Any) -> Any:
         return message
 
 
+def _ids(messages: list[Any]) -> Any:
+    """The ids of a message list, gathered at C speed (attribute or key lookups via map)."""
+    if not messages:
+        return ()
+    if all(isinstance(m, dict) for m in messages[:1]) and all(isinstance(m, dict) for m in messages):
+        return map(operator.methodcaller("get", "id"), messages)
+    try:
+        return map(operator.attrgetter("id"), messages)
+    except AttributeError:  # a mixed list: the slow, general way
+        return [_get(m, "id") for m in messages]
+
+
 def add_messages(left: Any, right: Any) -> list[Any]:
     """Append `right` to `left`, replacing messages with the same id and honouring removals.
 
@@ -78,10 +91,10 @@ def add_messages(left: Any, right: Any) -> list[Any]:
         left_list = [_with_id(m) for m in _coerce(left)]
     fresh = _coerce(right)
     right_list = [m if _get(m, "id") else _with_id(m) for m in fresh]
-    if not any(_get(m, "id") for m in fresh) or not left_list:
-        # every right message is new (fresh ids): no replacement or removal can apply
-        if not any(_is_remove(m) for m in right_list):
-            return [*left_list, *right_list]
+    if not any(_is_remove(m) for m in right_list):
+        new_ids = {_get(m, "id") for m in right_list}
+        if len(new_ids) == len(right_list) and new_ids.isdisjoint(_ids(left_list)):
+            return [*left_list, *right_list]  # nothing to replace: append (the common case)
     for index, message in enumerate(right_list):
         if _is_remove(message) and _get(message, "id") == REMOVE_ALL_MESSAGES:
             return [m for m in right_list[index + 1 :]]
