@@ -163,6 +163,33 @@ def _call_sync(run: Run, task: Task) -> None:
         current_scope.reset(token)
 
 
+def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float | None:
+    """Record how a task ended on `error`; the delay before a retry, or None when it is over.
+
+    Shared by the sync and async executors, so a task ends the same way in both.
+    """
+    if isinstance(error, GraphInterrupt):
+        run.task_interrupted(task, error.interrupts)
+        return None
+    if isinstance(error, ParentCommand):
+        task.error = error  # not persisted: the parent graph applies it
+        return None
+    if isinstance(error, GraphBubbleUp) or not isinstance(error, Exception):
+        run.task_failed(task, error)
+        return None
+    policy = _retry_policy(task, error, attempt)
+    if policy is None:
+        run.task_failed(task, error)
+        return None
+    task.writes = []
+    return _delay(policy, attempt)
+
+
+def _done(run: Run, task: Task) -> None:
+    run.cache_writes(task)
+    run.task_finished(task)
+
+
 def execute_sync(run: Run, task: Task) -> None:
     """Run one task to a recorded outcome (finished, interrupted or failed); never raises."""
     if run.cached_writes(task):
@@ -175,26 +202,14 @@ def execute_sync(run: Run, task: Task) -> None:
                 _call_sync(run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
-            run.cache_writes(task)
-            run.task_finished(task)
+            _done(run, task)
             return
-        except GraphInterrupt as signal:
-            run.task_interrupted(task, signal.interrupts)
-            return
-        except ParentCommand as signal:
-            task.error = signal  # not persisted: the parent graph applies it
-            return
-        except GraphBubbleUp as signal:
-            run.task_failed(task, signal)
-            return
-        except Exception as error:
-            policy = _retry_policy(task, error, attempt)
-            if policy is None:
-                run.task_failed(task, error)
+        except (Exception, GraphBubbleUp) as error:
+            delay = _settle(run, task, error, attempt)
+            if delay is None:
                 return
-            time.sleep(_delay(policy, attempt))
+            time.sleep(delay)
             attempt += 1
-            task.writes = []
 
 
 # -- one task, async ------------------------------------------------------------------------------
@@ -236,6 +251,7 @@ async def _acall(run: Run, task: Task) -> None:
 
 
 async def execute_async(run: Run, task: Task) -> None:
+    """`execute_sync` for async runs; cancellation propagates (it is not a task outcome)."""
     if run.cached_writes(task):
         run.task_finished(task)
         return
@@ -246,26 +262,14 @@ async def execute_async(run: Run, task: Task) -> None:
                 await _acall(run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
-            run.cache_writes(task)
-            run.task_finished(task)
+            _done(run, task)
             return
-        except GraphInterrupt as signal:
-            run.task_interrupted(task, signal.interrupts)
-            return
-        except ParentCommand as signal:
-            task.error = signal  # not persisted: the parent graph applies it
-            return
-        except GraphBubbleUp as signal:
-            run.task_failed(task, signal)
-            return
-        except Exception as error:
-            policy = _retry_policy(task, error, attempt)
-            if policy is None:
-                run.task_failed(task, error)
+        except (Exception, GraphBubbleUp) as error:
+            delay = _settle(run, task, error, attempt)
+            if delay is None:
                 return
-            await anyio.sleep(_delay(policy, attempt))
+            await anyio.sleep(delay)
             attempt += 1
-            task.writes = []
 
 
 # -- persistence ----------------------------------------------------------------------------------
