@@ -12,8 +12,8 @@ Shapes follow SPEC §2 so that code written against LangGraph's saver API reads 
 
 from __future__ import annotations
 
+import itertools
 import os
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -77,29 +77,26 @@ class CheckpointTuple(NamedTuple):
     pending_writes: list[PendingWrite] | None = None
 
 
-_clock_lock = threading.Lock()
 _last_ticks = 0
-_node_hex = os.urandom(6).hex()  # fixed per process; ids stay unique through the clock+seq
-_seq = int.from_bytes(os.urandom(2), "big") & 0x3FFF
+_node_hex = os.urandom(6).hex()  # fixed per process
+_sequence = itertools.count(int.from_bytes(os.urandom(2), "big"))
+_GREGORIAN_OFFSET = 0x01B21DD213814000  # 100-ns intervals from 1582-10-15 to 1970-01-01
 
 
 def new_checkpoint_id() -> str:
     """A time-ordered UUID (version 6 layout), so ids sort by creation like LangGraph's.
 
-    Strictly increasing within the process even when the clock does not advance between calls.
+    Increasing within a thread even when the clock does not advance; no lock: two threads that
+    read the same clock tick still differ in the sequence field (`next` on a count is atomic).
     """
     global _last_ticks
-    with _clock_lock:
-        # 100-ns intervals since the Gregorian epoch, as RFC 9562 asks.
-        ticks = time.time_ns() // 100 + 0x01B21DD213814000
-        if ticks <= _last_ticks:
-            ticks = _last_ticks + 1
-        _last_ticks = ticks
-    high = ticks >> 12
-    return (
-        f"{high >> 16:08x}-{high & 0xFFFF:04x}-6{ticks & 0xFFF:03x}-"
-        f"{0x8000 | _seq:04x}-{_node_hex}"
-    )
+    ticks = time.time_ns() // 100 + _GREGORIAN_OFFSET
+    if ticks <= _last_ticks:
+        ticks = _last_ticks + 1
+    _last_ticks = ticks
+    digits = f"{ticks:015x}"  # 60 bits: time_high (8), time_mid (4), time_low (3)
+    seq = 0x8000 | (next(_sequence) & 0x3FFF)
+    return f"{digits[:8]}-{digits[8:12]}-6{digits[12:]}-{seq:04x}-{_node_hex}"
 
 
 def now_iso() -> str:

@@ -114,6 +114,7 @@ class Run:
         self.want_messages = self.emits and "messages" in modes
         self.lc_callbacks = ("messages" in modes or "events" in modes) and _langchain_loaded()
         self.events: Events | None = Events(self) if "events" in modes else None
+        self.checkpoint_events = self.emits and self._wants_checkpoint_events()
 
     # -- helpers tasks reach through TaskScope ---------------------------------------------------
 
@@ -545,7 +546,7 @@ class Run:
         self.outbox.append(("put_writes", (self.checkpoint_config, writes, task_id, self.ns)))
 
     def _checkpoint(self, source: str) -> None:
-        if self.checkpointer is None and not self._wants_checkpoint_events():
+        if self.checkpointer is None and not self.checkpoint_events:
             # Nothing is saved: task ids only need a seed unique to this run (the step is
             # part of the task id), so skip making a time-ordered id every step.
             if self.checkpoint_id is None:
@@ -571,7 +572,7 @@ class Run:
             ts=datetime.now(timezone.utc).isoformat(),
             channel_values=values,
             channel_versions=dict(versions),
-            versions_seen={k: dict(v) for k, v in self.seen.items()},
+            versions_seen=dict(self.seen),  # inner dicts are replaced, never mutated
             updated_channels=list(self.updated or ()),
         )
         metadata = self._metadata(source)
@@ -590,7 +591,7 @@ class Run:
             self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
         self.checkpoint_config = config
         self.saved_metadata = metadata
-        if self.emits and self._wants_checkpoint_events():
+        if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)
 
     def _wants_checkpoint_events(self) -> bool:
