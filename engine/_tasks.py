@@ -363,7 +363,7 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
                 flush_sync(run)
                 yield
             elif todo:
-                yield from _run_in_threads(run, todo)
+                yield from _run_in_threads(run, todo, live)
             _raise_failure(tasks)
             run.finish_step(tasks)
             flush_sync(run)
@@ -402,15 +402,23 @@ def _start_order(task: Task) -> tuple[int, Any]:
     return (0, key) if kind == 1 else (1, key)
 
 
-def _run_in_threads(run: Run, tasks: list[Task]) -> Iterator[None]:
+def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
+    """Run a step's tasks concurrently in the pool; without live streaming, the first one runs
+    in this thread (as LangGraph does), which saves one hand-off per step."""
     events: queue.SimpleQueue[Any] = run.sink.events or queue.SimpleQueue()
     pool = _pool()
+    ordered = sorted(tasks, key=_start_order)
+    inline = None if live else ordered.pop(0)
     futures = []
-    for task in sorted(tasks, key=_start_order):
+    for task in ordered:
         ctx = contextvars.copy_context()
         future = pool.submit(ctx.run, execute_sync, run, task)
         future.add_done_callback(lambda _f: events.put(_DONE))
         futures.append(future)
+    if inline is not None:
+        execute_sync(run, inline)
+        flush_sync(run)
+        yield
     remaining = len(futures)
     while remaining:
         item = events.get()
