@@ -17,7 +17,7 @@ from .auth import ApiKeyMiddleware
 from .crons import CronScheduler
 from .errors import exception_handlers
 from .queue import RunQueue
-from .routes import assistants, crons, runs, store, system, threads
+from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
 from .state import ServerState
 
@@ -48,7 +48,7 @@ def create_app(settings: Settings) -> Starlette:
 
     return Starlette(
         routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
-                *crons.routes, *store.routes],
+                *crons.routes, *store.routes, *a2a.routes, *mcp.routes],
         middleware=[Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)],
         exception_handlers=exception_handlers,
         lifespan=lifespan,

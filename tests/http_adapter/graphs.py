@@ -105,3 +105,33 @@ _hits.add_node("record_hit", record_hit)
 _hits.add_edge(START, "record_hit")
 hits = _hits.compile()  # served by tests that pass graphs={**GRAPHS, "hits": hits}
 
+
+# -- A2A / MCP tests: a messages graph that answers deterministically --------------------------
+
+
+async def shout(state: MessagesState) -> dict[str, Any]:
+    """Replies with the last human message uppercased and the turn number (`HI (#2)`).
+
+    `slow ...` sleeps (cancel tests), `fail ...` raises, `ask ...` interrupts for input and
+    replies with the answer.
+    """
+    import anyio  # appended section: the module's imports stay as they were
+
+    def field(message: Any, name: str) -> Any:
+        return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
+
+    humans = [m for m in state["messages"] if field(m, "type") in ("human", "user")]
+    text = str(field(humans[-1], "content"))
+    if text.startswith("slow"):
+        await anyio.sleep(30)
+    if text.startswith("fail"):
+        raise ValueError(f"shout failed on {text!r}")
+    if text.startswith("ask"):
+        text = f"{text} -> {interrupt('what next?')}"
+    return {"messages": [{"type": "ai", "content": f"{text.upper()} (#{len(humans)})"}]}
+
+
+_shout = StateGraph(MessagesState)
+_shout.add_node("shout", shout)
+_shout.add_edge(START, "shout")
+shout_graph = _shout.compile()  # served by tests that pass graphs={**GRAPHS, "shout": ...}
