@@ -221,8 +221,9 @@ class CompiledStateGraph:
                     flush_sync(run)
             while buffer:
                 yield buffer.popleft()
-            if stop is not None and stop.is_set():
-                driver.close()  # stops at this step boundary; finished steps are saved
+            if stop is not None and stop.is_set() and run.step > 0:
+                # stops at this step boundary (once the input is applied); finished steps saved
+                driver.close()
                 return
         while buffer:
             yield buffer.popleft()
