@@ -1,5 +1,9 @@
 """Builds the agent server's Starlette app: routes, auth middleware, errors, lifespan.
 
+Authentication is two middlewares, outermost first: the API-key check, then (with a custom
+`Auth` in `settings.auth`) its `@auth.authenticate` handler; authorization happens in the
+routes (`authz.authorize`), where the value being authorized is known.
+
 The lifespan owns the process-wide state (records, saver, store) and the run queue's worker
 task group, so every background task has an owner and stops with the server.
 """
@@ -13,7 +17,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from .auth import ApiKeyMiddleware
+from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import exception_handlers
 from .queue import RunQueue
@@ -46,10 +50,14 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await state.close()
 
+    middleware = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
+    if settings.auth is not None:
+        check_auth(settings.auth)  # now, not at the first request
+        middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
     return Starlette(
         routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
                 *crons.routes, *store.routes, *a2a.routes, *mcp.routes],
-        middleware=[Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)],
+        middleware=middleware,
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     )

@@ -58,7 +58,7 @@ def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Re
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServerError)
-    return _json(exc.status, exc.detail)
+    return _json(exc.status, exc.detail, getattr(exc, "headers", None))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import Command, Send
 
+from .auth import AuthUser
 from .encode import dumps, to_jsonable
 from .schemas import Assistant, Run
 
@@ -114,6 +115,8 @@ def engine_args(
     conf = config["configurable"]
     conf.update({"run_id": run.run_id, "assistant_id": assistant.assistant_id,
                  "graph_id": assistant.graph_id})
+    if isinstance(conf.get("langgraph_auth_user"), dict):  # custom auth: `.identity` works
+        conf["langgraph_auth_user"] = AuthUser(conf["langgraph_auth_user"])
     if thread_id is not None:
         conf["thread_id"] = thread_id
     for legacy in ("checkpoint", "checkpoint_id"):  # records written before kwargs had this shape

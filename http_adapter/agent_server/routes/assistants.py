@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from engine import END, START, CompiledStateGraph
 
+from ..authz import authorize, owned, visible
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import matches, now, page, sort_records
 from ..schemas import (
@@ -83,14 +84,23 @@ def _uuid(value: str) -> str:
         raise UnprocessableEntity("Invalid assistant ID: must be a UUID") from None
 
 
-def _assistant(st: ServerState, request: Request, missing: str | None = "Not Found"
-               ) -> Assistant:
-    """The path's assistant; 422 for a non-UUID id, 404 `missing` (formatted with the id)."""
+async def _assistant(st: ServerState, request: Request, action: str,
+                     missing: str = "Not Found") -> Assistant:
+    """The path's assistant, authorized for `action` (custom auth); 422 for a non-UUID id,
+    404 `missing` (formatted with the id) when absent or outside the user's filter."""
+    return (await _authorized(st, request, action, missing, {}))[0]
+
+
+async def _authorized(st: ServerState, request: Request, action: str, missing: str,
+                      value: dict[str, Any]) -> tuple[Assistant, dict[str, Any] | None]:
+    """`_assistant` with the handler's `value` (the path's id added) and filter."""
     assistant_id = _uuid(request.path_params["assistant_id"])
+    value["assistant_id"] = assistant_id
+    filters = await authorize(request, "assistants", action, value)
     found = st.records.assistants.get(assistant_id)
-    if found is None:
-        raise NotFound((missing or "Not Found").format(id=assistant_id))
-    return found
+    if found is None or not visible(found.metadata, filters):
+        raise NotFound(missing.format(id=assistant_id))
+    return found, filters
 
 
 def _check_graph(st: ServerState, graph_id: str) -> None:
@@ -138,15 +148,21 @@ async def create_assistant(request: Request) -> Response:
     assistant_id = _uuid(spec.assistant_id) if spec.assistant_id is not None else str(uuid.uuid4())
     config, context = _mirrored(spec.config, spec.context)
     _check_graph(st, spec.graph_id)
+    value: dict[str, Any] = {
+        "assistant_id": assistant_id, "graph_id": spec.graph_id, "config": config or {},
+        "context": context or {}, "metadata": dict(spec.metadata or {}),
+        "if_exists": spec.if_exists, "name": spec.name or "Untitled",
+    }
+    filters = await authorize(request, "assistants", "create", value)
     existing = st.records.assistants.get(assistant_id)
     if existing is not None:
-        if spec.if_exists == "do_nothing":
+        if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
             return json_response(assistant_json(existing))
         raise Conflict(f"Assistant {assistant_id} already exists")
     stamp = now()
     assistant = Assistant(
         assistant_id=assistant_id, graph_id=spec.graph_id, config=config or {},
-        context=context or {}, metadata=spec.metadata or {},
+        context=context or {}, metadata=owned(value["metadata"], filters),
         name=spec.name or "Untitled", description=spec.description, version=1,
         created_at=stamp, updated_at=stamp,
     )
@@ -154,16 +170,22 @@ async def create_assistant(request: Request) -> Response:
 
 
 async def get_assistant(request: Request) -> Response:
-    return json_response(assistant_json(_assistant(server(request), request)))
+    return json_response(assistant_json(await _assistant(server(request), request, "read")))
 
 
 async def patch_assistant(request: Request) -> Response:
     st = server(request)
-    current = _assistant(st, request, "Assistant {id} not found")
+    missing = "Assistant {id} not found"
+    assistant_id = _uuid(request.path_params["assistant_id"])
+    if assistant_id not in st.records.assistants:  # 404 before the body is read
+        raise NotFound(missing.format(id=assistant_id))
     spec = await body(request, AssistantPatch, default=True)
     if spec.graph_id is not None:
         _check_graph(st, spec.graph_id)
     config, context = _mirrored(spec.config, spec.context)
+    value: dict[str, Any] = {"graph_id": spec.graph_id, "config": config, "context": context,
+             "metadata": dict(spec.metadata or {}), "name": spec.name, "version": None}
+    current, filters = await _authorized(st, request, "update", missing, value)
     if spec.config is None and config is not None:  # context alone: keep the rest of config
         config = {**current.config, **config}
     versions = st.records.versions.get(current.assistant_id, {})
@@ -172,7 +194,7 @@ async def patch_assistant(request: Request) -> Response:
         graph_id=spec.graph_id or current.graph_id,
         config=config if config is not None else current.config,
         context=context if context is not None else current.context,
-        metadata={**current.metadata, **(spec.metadata or {})},
+        metadata={**current.metadata, **owned(value["metadata"], filters)},
         name=spec.name if spec.name is not None else current.name,
         description=spec.description if spec.description is not None else current.description,
         version=max(versions, default=current.version) + 1,
@@ -183,7 +205,7 @@ async def patch_assistant(request: Request) -> Response:
 
 async def delete_assistant(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request, "Assistant with ID {id} not found")
+    assistant = await _assistant(st, request, "delete", "Assistant with ID {id} not found")
     await st.records.delete_assistant(assistant.assistant_id)
     return Response(status_code=204)
 
@@ -191,9 +213,15 @@ async def delete_assistant(request: Request) -> Response:
 # -- search --------------------------------------------------------------------------------------------
 
 
-def _search(st: ServerState, spec: AssistantSearch) -> list[Assistant]:
-    return st.records.search_assistants(metadata=spec.metadata, graph_id=spec.graph_id,
-                                        name=spec.name)
+async def _search(request: Request, st: ServerState, spec: AssistantSearch) -> list[Assistant]:
+    """The assistants `spec` asks for that the user may see (custom auth's search filter;
+    the handler may also change the query's `metadata`)."""
+    value: dict[str, Any] = {"graph_id": spec.graph_id, "metadata": dict(spec.metadata or {}),
+             "limit": spec.limit, "offset": spec.offset}
+    filters = await authorize(request, "assistants", "search", value)
+    found = st.records.search_assistants(metadata=value["metadata"] or None,
+                                         graph_id=spec.graph_id, name=spec.name)
+    return [a for a in found if visible(a.metadata, filters)] if filters else found
 
 
 async def search_assistants(request: Request) -> Response:
@@ -204,7 +232,7 @@ async def search_assistants(request: Request) -> Response:
         _one_of("sort_by", spec.sort_by, _SORT_FIELDS)
     for field in spec.select or ():
         _one_of("select", field, _SELECT_FIELDS)
-    found = sort_records(_search(st, spec), spec.sort_by, spec.sort_order, "created_at")
+    found = sort_records(await _search(request, st, spec), spec.sort_by, spec.sort_order, "created_at")
     items = [assistant_json(a) for a in page(found, spec.limit, spec.offset)]
     return paginated(items, len(found), spec.offset, spec.limit, spec.select)
 
@@ -212,12 +240,12 @@ async def search_assistants(request: Request) -> Response:
 async def count_assistants(request: Request) -> Response:
     st = server(request)
     spec = await body(request, AssistantSearch, default=True)
-    return json_response(len(_search(st, spec)))
+    return json_response(len(await _search(request, st, spec)))
 
 
 async def list_versions(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request, "Assistant {id} not found")
+    assistant = await _assistant(st, request, "read", "Assistant {id} not found")
     spec = await body(request, AssistantVersionsSearch, default=True)
     _check_page(spec.limit, spec.offset)
     versions = sorted(st.records.versions.get(assistant.assistant_id, {}).values(),
@@ -228,7 +256,7 @@ async def list_versions(request: Request) -> Response:
 
 async def set_latest(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request, "Assistant {id} not found")
+    assistant = await _assistant(st, request, "update", "Assistant {id} not found")
     spec = await body(request, _Latest)
     version = st.records.versions.get(assistant.assistant_id, {}).get(spec.version)
     if version is None:
@@ -308,7 +336,7 @@ def _xray(request: Request) -> int:
 
 async def get_graph(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = await _assistant(st, request, "read")
     xray = _xray(request)
     graph = await st.graph(assistant.graph_id)
     return json_response(_graph_json(_drawing(graph, xray)))
@@ -383,7 +411,7 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
 
 async def get_schemas(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = await _assistant(st, request, "read")
     graph = await st.graph(assistant.graph_id)
     gid = assistant.graph_id
     return json_response({"graph_id": gid, **_schemas(graph, f"{gid}_state", gid)})
@@ -403,7 +431,7 @@ def _subgraphs(graph: CompiledStateGraph, prefix: str, recurse: bool
 
 async def get_subgraphs(request: Request) -> Response:
     st = server(request)
-    assistant = _assistant(st, request)
+    assistant = await _assistant(st, request, "read")
     recurse = request.query_params.get("recurse", "false").lower() in ("true", "1", "yes")
     namespace = request.path_params.get("namespace") or request.query_params.get("namespace")
     graph = await st.graph(assistant.graph_id)

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from checkpoints.base import new_checkpoint_id
 
+from ..authz import auth_user, authorize, owned, visible
 from ..crons import (
     KIND,
     Cron,
@@ -121,12 +122,18 @@ def _next_date(cron: Cron, at: datetime) -> str | None:
     return iso(found)
 
 
-def _cron(st: ServerState, request: Request) -> Cron:
+async def _cron(st: ServerState, request: Request, action: str,
+                value: dict[str, Any] | None = None) -> tuple[Cron, dict[str, Any] | None]:
+    """The path's cron, authorized for `action` (custom auth; `value` is what the handler
+    sees besides the id), and the handler's filter: 404 when absent or outside the filter."""
     cron_id = path_uuid(request, "cron_id", "cron")
+    value = value if value is not None else {}
+    value["cron_id"] = cron_id
+    filters = await authorize(request, "crons", action, value)
     found = all_crons(st.records).get(cron_id)
-    if found is None:
+    if found is None or not visible(found.metadata, filters):
         raise NotFound(f"Cron {cron_id} not found")
-    return found
+    return found, filters
 
 
 async def _save(request: Request, cron: Cron) -> Response:
@@ -142,21 +149,27 @@ async def _create(request: Request, thread_id: str | None) -> Response:
     st = server(request)
     spec = await body(request, CronCreate)
     assistant = st.assistant(spec.assistant_id)
-    if thread_id is not None and thread_id not in st.records.threads:
-        raise NotFound(f"Thread {thread_id} not found")
+    if thread_id is not None:
+        await _runnable(request, st, thread_id, assistant.assistant_id)
     check_timezone(spec.timezone)
     payload = {"assistant_id": assistant.assistant_id, **_run_fields(spec)}
     _check_payload(payload)
+    user = auth_user(request)
+    value: dict[str, Any] = {"payload": payload, "schedule": spec.schedule, "cron_id": None,
+             "thread_id": thread_id, "user_id": user.identity if user is not None else None,
+             "end_time": spec.end_time, "metadata": dict(spec.metadata or {})}
+    filters = await authorize(request, "crons", "create", value)
     stamp = now()
     cron = Cron(
         cron_id=new_checkpoint_id(),
         assistant_id=assistant.assistant_id,
         thread_id=thread_id,
+        user_id=value["user_id"],
         schedule=spec.schedule,
         timezone=spec.timezone,
         end_time=iso(parse_time(spec.end_time, "end_time")) if spec.end_time else None,
         payload=payload,
-        metadata=spec.metadata or {},
+        metadata=owned(value["metadata"], filters),
         on_run_completed=(spec.on_run_completed or "delete") if thread_id is None else None,
         enabled=True if spec.enabled is None else spec.enabled,
         created_at=stamp,
@@ -164,6 +177,18 @@ async def _create(request: Request, thread_id: str | None) -> Response:
     )
     cron.next_run_date = _next_date(cron, _scheduler(request).now())
     return await _save(request, cron)
+
+
+async def _runnable(request: Request, st: ServerState, thread_id: str, assistant_id: str
+                    ) -> None:
+    """404 unless the thread exists and custom auth lets the user run on it (the cron's runs
+    go there): the `threads.create_run` handler, its filter applied to the thread."""
+    filters = await authorize(request, "threads", "create_run", {
+        "thread_id": thread_id, "assistant_id": assistant_id, "metadata": {},
+    })
+    thread = st.records.threads.get(thread_id)
+    if thread is None or not visible(thread.metadata, filters):
+        raise NotFound(f"Thread {thread_id} not found")
 
 
 async def create_cron(request: Request) -> Response:
@@ -178,12 +203,12 @@ async def create_thread_cron(request: Request) -> Response:
 
 
 async def get_cron(request: Request) -> Response:
-    return json_response(_cron(server(request), request))
+    return json_response((await _cron(server(request), request, "read"))[0])
 
 
 async def delete_cron(request: Request) -> Response:
     st = server(request)
-    cron = _cron(st, request)
+    cron, _ = await _cron(st, request, "delete")
     await st.records.delete_extra(KIND, cron.cron_id)
     _scheduler(request).wake()
     return Response(status_code=204)
@@ -191,14 +216,22 @@ async def delete_cron(request: Request) -> Response:
 
 async def patch_cron(request: Request) -> Response:
     st = server(request)
-    cron = _cron(st, request)
+    cron_id = path_uuid(request, "cron_id", "cron")
+    if cron_id not in all_crons(st.records):  # 404 before the body is read
+        raise NotFound(f"Cron {cron_id} not found")
     spec = await body(request, CronPatch, default=True)
     check_timezone(spec.timezone)
-    payload = {**cron.payload, **_run_fields(spec)}
+    fields = _run_fields(spec)
+    value: dict[str, Any] = {"payload": fields, "schedule": spec.schedule,
+             "metadata": dict(spec.metadata) if spec.metadata is not None else {}}
+    cron, filters = await _cron(st, request, "update", value)
+    payload = {**cron.payload, **fields}
     _check_payload(payload)
     changes: dict[str, Any] = {"payload": payload, "updated_at": now()}
-    if spec.metadata is not None:
-        changes["metadata"] = spec.metadata
+    if spec.metadata is not None:  # replaces it, keeping the user's ownership
+        changes["metadata"] = owned(value["metadata"], filters)
+    elif value["metadata"]:  # only the handler added some
+        changes["metadata"] = {**cron.metadata, **value["metadata"]}
     for field in ("schedule", "timezone", "enabled"):
         if getattr(spec, field) is not None:
             changes[field] = getattr(spec, field)
@@ -228,7 +261,12 @@ def _check_search(spec: CronSearch) -> None:
             raise UnprocessableEntity(f"select: {field!r} is not one of {_SELECT_FIELDS}")
 
 
-def _search(st: ServerState, spec: CronSearch) -> list[Cron]:
+async def _search(request: Request, st: ServerState, spec: CronSearch) -> list[Cron]:
+    """The crons `spec` asks for that the user may see (custom auth's search filter; the
+    handler may also change the query's `metadata`)."""
+    value: dict[str, Any] = {"assistant_id": spec.assistant_id, "thread_id": spec.thread_id,
+             "limit": spec.limit, "offset": spec.offset, "metadata": dict(spec.metadata or {})}
+    filters = await authorize(request, "crons", "search", value)
     assistant_id = spec.assistant_id
     if assistant_id is not None and assistant_id in st.settings.graphs:
         assistant_id = assistant_id_for(assistant_id)  # a graph name: its built-in assistant
@@ -237,7 +275,7 @@ def _search(st: ServerState, spec: CronSearch) -> list[Cron]:
         if (assistant_id is None or c.assistant_id == assistant_id)
         and (spec.thread_id is None or c.thread_id == spec.thread_id)
         and (spec.enabled is None or c.enabled == spec.enabled)
-        and matches(c.metadata, spec.metadata)
+        and matches(c.metadata, value["metadata"]) and visible(c.metadata, filters)
     ]
 
 
@@ -245,14 +283,15 @@ async def search_crons(request: Request) -> Response:
     st = server(request)
     spec = await body(request, CronSearch, default=True)
     _check_search(spec)
-    found = sort_records(_search(st, spec), spec.sort_by, spec.sort_order, "created_at")
+    found = sort_records(await _search(request, st, spec), spec.sort_by, spec.sort_order, "created_at")
     return paginated(page(found, spec.limit, spec.offset), len(found), spec.offset, spec.limit,
                      spec.select)
 
 
 async def count_crons(request: Request) -> Response:
     st = server(request)
-    return json_response(len(_search(st, await body(request, CronSearch, default=True))))
+    return json_response(len(await _search(request, st, await body(request, CronSearch,
+                                                                    default=True))))
 
 
 routes = [

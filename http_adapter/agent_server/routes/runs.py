@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from starlette.requests import Request
@@ -21,6 +21,8 @@ from starlette.routing import Route
 
 from checkpoints.base import new_checkpoint_id
 
+from ..auth import AuthUser
+from ..authz import auth_user, authorize, owned, visible
 from ..encode import dumps, sse_frame
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..executor import STREAM_MODES, Outcome
@@ -38,6 +40,13 @@ _NO_MATCH = (
     "runs haven't been deleted or completed."
 )
 _ACTIVE = ("pending", "running")
+
+
+class RunAuth(NamedTuple):
+    """Custom auth's verdict on a run create: who asks, and the thread filter to apply."""
+
+    user: AuthUser
+    filters: dict[str, Any] | None
 
 
 class _CancelMany(msgspec.Struct, kw_only=True):
@@ -88,19 +97,20 @@ def _assistant(st: ServerState, assistant_id: str) -> Assistant:
 
 
 def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metadata: dict[str, Any],
-                temporary: bool) -> dict[str, Any]:
-    """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record")."""
+                temporary: bool, user: AuthUser | None = None) -> dict[str, Any]:
+    """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record"); with
+    custom auth the graph finds the user in `configurable` as LangGraph puts it there."""
     config = dict(payload.config or {})
     configurable = {
         **(config.get("configurable") or {}),
-        "langgraph_auth_user": None,
-        "langgraph_auth_user_id": "",
-        "langgraph_auth_permissions": [],
+        "langgraph_auth_user": user.to_json() if user is not None else None,
+        "langgraph_auth_user_id": user.identity if user is not None else "",
+        "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
         "langgraph_request_id": str(uuid.uuid4()),
         "__request_start_time_ms__": time.time_ns() // 1_000_000,
         "__after_seconds__": payload.after_seconds or 0,
         **run,
-        "user_id": "",
+        "user_id": user.identity if user is not None else "",
     }
     checkpoint = {k: v for k, v in (payload.checkpoint or {}).items() if k != "thread_id"}
     configurable.update({k: v for k, v in checkpoint.items() if v is not None})
@@ -127,15 +137,19 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
     }
 
 
-def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant) -> Thread:
-    """The run's thread (created with `if_not_exists: create`), tagged with its graph."""
+def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
+                filters: dict[str, Any] | None = None) -> Thread:
+    """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
+    name), tagged with its graph; a thread outside `filters` is as absent."""
     thread = st.records.threads.get(thread_id)
+    if thread is not None and not visible(thread.metadata, filters):
+        raise NotFound(_NOT_FOUND)
     if thread is None:
         if payload.if_not_exists != "create":
             raise NotFound(_NOT_FOUND)
         stamp = now()
         thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
-                        state_updated_at=stamp, metadata={}, status="idle")
+                        state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
     if (metadata.get("graph_id"), metadata.get("assistant_id")) != (
         assistant.graph_id, assistant.assistant_id
@@ -147,11 +161,11 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
 
 
 async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
-                  subscribe: bool = False) -> Any:
+                  subscribe: bool = False, auth: RunAuth | None = None) -> Any:
     """A run on a thread, or a stateless one (`thread_id` None) on a temporary thread.
 
     With `subscribe`, returns (run, subscription), the subscription taken before the run
-    can publish anything.
+    can publish anything. `auth` (from `_authorize`) scopes the thread to the user.
     """
     modes = _check(payload)
     assistant = _assistant(st, payload.assistant_id)
@@ -179,11 +193,43 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
         updated_at=stamp,
         metadata=metadata,
         status="pending",
-        kwargs=_run_kwargs(payload, modes, ids, metadata, temporary=stateless and not keep),
+        kwargs=_run_kwargs(payload, modes, ids, metadata, temporary=stateless and not keep,
+                           user=auth.user if auth is not None else None),
         multitask_strategy=payload.multitask_strategy,
     )
-    thread = None if stateless and not keep else _thread_for(st, thread_id, payload, assistant)
+    filters = auth.filters if auth is not None else None
+    thread = (None if stateless and not keep
+              else _thread_for(st, thread_id, payload, assistant, filters))
     return await st.queue.create(run, thread, subscribe=subscribe)
+
+
+async def _authorize(request: Request, payload: RunCreate, thread_id: str | None
+                     ) -> tuple[RunCreate, RunAuth | None]:
+    """Custom auth's `threads.create_run` handler on a run create: the payload (with the
+    `metadata` the handler may have changed) and the verdict for `_create`."""
+    user = auth_user(request)
+    if user is None:
+        return payload, None
+    value = {"thread_id": thread_id, "assistant_id": payload.assistant_id, "run_id": None,
+             "status": "pending", "metadata": dict(payload.metadata or {}),
+             "prevent_insert_if_inflight": True, "multitask_strategy": payload.multitask_strategy,
+             "if_not_exists": payload.if_not_exists, "after_seconds": payload.after_seconds or 0,
+             "kwargs": msgspec.to_builtins(payload)}
+    filters = await authorize(request, "threads", "create_run", value)
+    if value["metadata"] != (payload.metadata or {}):
+        payload = msgspec.structs.replace(payload, metadata=value["metadata"])
+    return payload, RunAuth(user, filters)
+
+
+async def _readable(request: Request, st: ServerState, operation: str, thread_id: str,
+                    **value: Any) -> bool:
+    """Whether custom auth lets the user `operation` (read, update, delete) the thread's runs:
+    false for a thread outside the user's filter (as if it did not exist)."""
+    filters = await authorize(request, "threads", operation, {"thread_id": thread_id, **value})
+    if not filters:
+        return True
+    thread = st.records.threads.get(thread_id)
+    return thread is not None and visible(thread.metadata, filters)
 
 
 # -- responses -----------------------------------------------------------------------------------
@@ -268,15 +314,16 @@ def _truthy(value: str | None) -> bool:
 
 async def create_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
-    run = await _create(server(request), await body(request, RunCreate), thread_id)
+    payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
+    run = await _create(server(request), payload, thread_id, auth=auth)
     return json_response(run, headers={"Content-Location": _run_path(run)})
 
 
 async def stream_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
-    payload = await body(request, RunCreate)
-    run, subscription = await _create(st, payload, thread_id, subscribe=True)
+    payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
+    run, subscription = await _create(st, payload, thread_id, subscribe=True, auth=auth)
     path = _run_path(run)
     return _stream(request, st, run.run_id, subscription,
                    headers={"Location": f"{path}/stream", "Content-Location": path},
@@ -286,7 +333,8 @@ async def stream_thread_run(request: Request) -> Response:
 async def wait_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
-    run = await _create(st, await body(request, RunCreate), thread_id)
+    payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
+    run = await _create(st, payload, thread_id, auth=auth)
     outcome = await st.queue.wait(run.run_id)
     return json_response(_final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
@@ -305,7 +353,7 @@ def _query_int(request: Request, name: str, default: int) -> int:
 async def list_thread_runs(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
-    if thread_id not in st.records.threads:
+    if thread_id not in st.records.threads or not await _readable(request, st, "read", thread_id):
         raise NotFound(f"Thread with ID {thread_id} not found")
     limit = _query_int(request, "limit", 10)
     offset = _query_int(request, "offset", 0)
@@ -323,13 +371,21 @@ def _run_of(st: ServerState, thread_id: str, run_id: str) -> Run | None:
     return run if run is not None and run.thread_id == thread_id else None
 
 
+async def _authorized_run(request: Request, st: ServerState, operation: str, thread_id: str,
+                          run_id: str, **value: Any) -> Run | None:
+    """`_run_of`, None also when custom auth hides the thread from the user."""
+    if not await _readable(request, st, operation, thread_id, run_id=run_id, **value):
+        return None
+    return _run_of(st, thread_id, run_id)
+
+
 def _ids(request: Request) -> tuple[str, str]:
     return path_uuid(request, "thread_id", "thread"), path_uuid(request, "run_id", "run")
 
 
 async def get_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
-    run = _run_of(server(request), thread_id, run_id)
+    run = await _authorized_run(request, server(request), "read", thread_id, run_id)
     if run is None:
         raise NotFound("Not Found")
     return json_response(run)
@@ -338,7 +394,7 @@ async def get_thread_run(request: Request) -> Response:
 async def delete_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
     st = server(request)
-    run = _run_of(st, thread_id, run_id)
+    run = await _authorized_run(request, st, "delete", thread_id, run_id)
     if run is None:
         raise NotFound("Run not found")
     if run.status in _ACTIVE:  # deliberate: the LangGraph server deletes it and runs on
@@ -351,7 +407,7 @@ async def join_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
     st = server(request)
     headers = _join_headers(thread_id, run_id)
-    run = _run_of(st, thread_id, run_id)
+    run = await _authorized_run(request, st, "read", thread_id, run_id)
     if run is None:  # as observed: 200 with the error in the body
         return json_response(
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
@@ -367,7 +423,8 @@ async def join_thread_run_stream(request: Request) -> Response:
     st = server(request)
     path = f"/threads/{thread_id}/runs/{run_id}"
     headers = {"Location": f"{path}/stream", "Content-Location": path}
-    if _run_of(st, thread_id, run_id) is None:  # as observed: an SSE error event, 200
+    if await _authorized_run(request, st, "read", thread_id, run_id) is None:
+        # as observed: an SSE error event, 200
         error = dumps({"error": "HTTPException", "message": "404: Run not found"})
         return sse_response(request, _one_frame(sse_frame("error", error)), headers=headers)
     subscription = st.broker.attach(run_id, last_event_id=request.headers.get("last-event-id"))
@@ -379,12 +436,12 @@ async def join_thread_run_stream(request: Request) -> Response:
 async def cancel_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
     st = server(request)
-    run = _run_of(st, thread_id, run_id)
+    action = "rollback" if request.query_params.get("action") == "rollback" else "interrupt"
+    run = await _authorized_run(request, st, "update", thread_id, run_id, action=action)
     if run is None:
         raise NotFound(_NO_RUNS)
     if run.status not in _ACTIVE:
         raise NotFound(_NO_MATCH)
-    action = "rollback" if request.query_params.get("action") == "rollback" else "interrupt"
     await st.queue.cancel(run.run_id, action)
     if _truthy(request.query_params.get("wait")):
         await st.queue.wait(run.run_id)
@@ -396,14 +453,15 @@ async def cancel_thread_run(request: Request) -> Response:
 
 
 async def create_stateless_run(request: Request) -> Response:
-    run = await _create(server(request), await body(request, RunCreate), None)
+    payload, auth = await _authorize(request, await body(request, RunCreate), None)
+    run = await _create(server(request), payload, None, auth=auth)
     return json_response(run, headers={"Content-Location": f"/runs/{run.run_id}"})
 
 
 async def stream_stateless_run(request: Request) -> Response:
     st = server(request)
-    payload = await body(request, RunCreate)
-    run, subscription = await _create(st, payload, None, subscribe=True)
+    payload, auth = await _authorize(request, await body(request, RunCreate), None)
+    run, subscription = await _create(st, payload, None, subscribe=True, auth=auth)
     headers = {"Location": f"/runs/{run.run_id}/stream", "Content-Location": f"/runs/{run.run_id}"}
     return _stream(request, st, run.run_id, subscription, headers=headers,
                    cancel_on_disconnect=payload.on_disconnect == "cancel")
@@ -411,7 +469,8 @@ async def stream_stateless_run(request: Request) -> Response:
 
 async def wait_stateless_run(request: Request) -> Response:
     st = server(request)
-    run = await _create(st, await body(request, RunCreate), None)
+    payload, auth = await _authorize(request, await body(request, RunCreate), None)
+    run = await _create(st, payload, None, auth=auth)
     outcome = await st.queue.wait(run.run_id)
     return json_response(_final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
@@ -425,14 +484,28 @@ async def batch_stateless_runs(request: Request) -> Response:
             "[] has less than 1 item\n\nFailed validating \"minItems\" in schema\n\n"
             "On instance:\n    []"
         )
-    for payload in payloads:  # all valid before any is queued: no half-created batch
+    authorized = []
+    for payload in payloads:  # all valid and allowed before any is queued: no half batch
         _check(payload)
         _assistant(st, payload.assistant_id)
-    return json_response([await _create(st, payload, None) for payload in payloads])
+        authorized.append(await _authorize(request, payload, None))
+    return json_response([await _create(st, payload, None, auth=auth)
+                          for payload, auth in authorized])
 
 
-def _cancel_targets(st: ServerState, spec: _CancelMany) -> list[str]:
-    """The runs `/runs/cancel` names (404/422 as observed when none or both forms)."""
+def _mine(st: ServerState, run: Run, filters: dict[str, Any] | None) -> bool:
+    """Whether `run` is within custom auth's `filters` (its thread's metadata, or the run's
+    own for a stateless run)."""
+    if not filters:
+        return True
+    thread = st.records.threads.get(run.thread_id)
+    return visible(thread.metadata if thread is not None else run.metadata, filters)
+
+
+def _cancel_targets(st: ServerState, spec: _CancelMany, filters: dict[str, Any] | None = None
+                    ) -> list[str]:
+    """The runs `/runs/cancel` names (404/422 as observed when none or both forms); with
+    custom auth's `filters`, only the user's."""
     if spec.status is not None:
         if spec.status not in ("pending", "running", "all"):
             raise UnprocessableEntity(
@@ -446,7 +519,8 @@ def _cancel_targets(st: ServerState, spec: _CancelMany) -> list[str]:
                 "thread or run ID."
             )
         wanted = _ACTIVE if spec.status == "all" else (spec.status,)
-        found = [r.run_id for r in st.records.runs.values() if r.status in wanted]
+        found = [r.run_id for r in st.records.runs.values()
+                 if r.status in wanted and _mine(st, r, filters)]
         if not found:
             raise NotFound(_NO_RUNS)
         return found
@@ -456,9 +530,11 @@ def _cancel_targets(st: ServerState, spec: _CancelMany) -> list[str]:
             "schemas listed in the 'oneOf' keyword"
         )
     known = [st.records.runs.get(r) for r in spec.run_ids]
-    runs = [r for r in known if r is not None
+    runs = [r for r in known if r is not None and _mine(st, r, filters)
             and (spec.thread_id is None or r.thread_id == spec.thread_id)]
-    stateless = [r for r, k in zip(spec.run_ids, known) if k is None]
+    # Unknown ids may be stateless runs (only in the queue); with filters they cannot be
+    # checked, so they are left alone.
+    stateless = [r for r, k in zip(spec.run_ids, known) if k is None and not filters]
     active = [r.run_id for r in runs if r.status in _ACTIVE]
     if not active and not stateless:
         raise NotFound(_NO_MATCH if runs else _NO_RUNS)
@@ -469,7 +545,11 @@ async def cancel_runs(request: Request) -> Response:
     st = server(request)
     spec = await body(request, _CancelMany)
     action = "rollback" if request.query_params.get("action") == "rollback" else "interrupt"
-    for run_id in _cancel_targets(st, spec):
+    filters = await authorize(request, "threads", "update", {
+        "thread_id": spec.thread_id, "run_ids": spec.run_ids, "status": spec.status,
+        "action": action,
+    })
+    for run_id in _cancel_targets(st, spec, filters):
         await st.queue.cancel(run_id, action)
     return Response(status_code=204)
 

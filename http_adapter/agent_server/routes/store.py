@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from checkpoints.store.base import NOT_PROVIDED
 
+from ..authz import authorize
 from ..errors import UnprocessableEntity
 from ._common import body, json_response, server
 
@@ -88,13 +89,25 @@ def _flag(request: Request, name: str) -> bool | None:
     raise UnprocessableEntity(f"Query parameter '{name}' must be a boolean")
 
 
+async def _scoped(request: Request, action: str, value: dict[str, Any]) -> dict[str, Any]:
+    """Custom auth's store handler on `value`: what it leaves is what the store is asked
+    (handlers scope users by rewriting or checking `value["namespace"]`; a filter they return
+    is ignored, as LangGraph ignores it). The namespace is checked again afterwards."""
+    await authorize(request, "store", action, value)
+    if value.get("namespace") is not None:
+        value["namespace"] = _labels(tuple(value["namespace"]))
+    return value
+
+
 async def put_item(request: Request) -> Response:
     spec = await body(request, _Put)
     if spec.index is True:
         raise UnprocessableEntity("index must be false, null or a list of field paths")
     ttl = NOT_PROVIDED if spec.ttl is msgspec.UNSET else spec.ttl
-    await _call(server(request).store.aput, _labels(spec.namespace), spec.key, spec.value,
-                index=spec.index, ttl=ttl)
+    asked = await _scoped(request, "put", {"namespace": _labels(spec.namespace), "key": spec.key,
+                                           "value": spec.value, "index": spec.index})
+    await _call(server(request).store.aput, asked["namespace"], asked["key"], asked["value"],
+                index=asked["index"], ttl=ttl)
     return Response(status_code=204)
 
 
@@ -104,22 +117,30 @@ async def get_item(request: Request) -> Response:
         raise UnprocessableEntity("Query parameter 'key' is required")
     raw = request.query_params.get("namespace") or ""
     namespace = _labels(raw.split(".")) if raw else ()
-    item = await _call(server(request).store.aget, namespace, key,
+    asked = await _scoped(request, "get", {"namespace": namespace, "key": key})
+    item = await _call(server(request).store.aget, asked["namespace"], asked["key"],
                        refresh_ttl=_flag(request, "refresh_ttl"))
     return json_response(item.dict() if item is not None else None)
 
 
 async def delete_item(request: Request) -> Response:
     spec = await body(request, _Delete)
-    await _call(server(request).store.adelete, _labels(spec.namespace), spec.key)
+    asked = await _scoped(request, "delete", {"namespace": _labels(spec.namespace),
+                                              "key": spec.key})
+    await _call(server(request).store.adelete, asked["namespace"], asked["key"])
     return Response(status_code=204)
 
 
 async def search_items(request: Request) -> Response:
     spec = await body(request, _Search, default=True)
+    asked = await _scoped(request, "search", {
+        "namespace": _labels(spec.namespace_prefix), "filter": spec.filter, "limit": spec.limit,
+        "offset": spec.offset, "query": spec.query,
+    })
     items = await _call(
-        server(request).store.asearch, _labels(spec.namespace_prefix), query=spec.query,
-        filter=spec.filter, limit=spec.limit, offset=spec.offset, refresh_ttl=spec.refresh_ttl,
+        server(request).store.asearch, asked["namespace"] or (), query=asked["query"],
+        filter=asked["filter"], limit=asked["limit"], offset=asked["offset"],
+        refresh_ttl=spec.refresh_ttl,
     )
     return json_response({"items": [item.dict() for item in items]})
 
@@ -128,11 +149,16 @@ async def list_namespaces(request: Request) -> Response:
     spec = await body(request, _Namespaces, default=True)
     if spec.max_depth is not None and spec.max_depth < 1:
         raise UnprocessableEntity(f"max_depth: {spec.max_depth} is less than the minimum of 1")
+    asked = await _scoped(request, "list_namespaces", {
+        "namespace": _labels(spec.prefix) if spec.prefix else None,
+        "suffix": _labels(spec.suffix) if spec.suffix else None,
+        "max_depth": spec.max_depth, "limit": spec.limit, "offset": spec.offset,
+    })
+    suffix = asked["suffix"]
     found = await _call(
         server(request).store.alist_namespaces,
-        prefix=_labels(spec.prefix) if spec.prefix else None,
-        suffix=_labels(spec.suffix) if spec.suffix else None,
-        max_depth=spec.max_depth, limit=spec.limit, offset=spec.offset,
+        prefix=asked["namespace"] or None, suffix=_labels(tuple(suffix)) if suffix else None,
+        max_depth=asked["max_depth"], limit=asked["limit"], offset=asked["offset"],
     )
     return json_response({"namespaces": [list(ns) for ns in found]})
 

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from checkpoints.base import new_checkpoint_id
 from engine import Command, InvalidUpdateError, StateSnapshot
 
+from ..authz import authorize, owned, visible
 from ..encode import dumps
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import now, page, sort_records
@@ -92,14 +93,23 @@ def _uuid(value: Any) -> str:
         raise UnprocessableEntity("Invalid thread ID: must be a UUID") from None
 
 
-def _thread(st: ServerState, request: Request, missing: str = "Thread with ID {id} not found"
-            ) -> Thread:
-    """The path's thread: 422 for a non-UUID id, 404 `missing` (formatted with the id)."""
+async def _thread(st: ServerState, request: Request, action: str,
+                  missing: str = "Thread with ID {id} not found") -> Thread:
+    """The path's thread, authorized for `action` (custom auth): 422 for a non-UUID id, 404
+    `missing` (formatted with the id) when it is absent or outside the user's filter."""
+    return (await _authorized(st, request, action, missing, {}))[0]
+
+
+async def _authorized(st: ServerState, request: Request, action: str, missing: str,
+                      value: dict[str, Any]) -> tuple[Thread, dict[str, Any] | None]:
+    """`_thread` with the handler's `value` (the path's id added) and filter."""
     thread_id = _uuid(request.path_params["thread_id"])
+    value["thread_id"] = thread_id
+    filters = await authorize(request, "threads", action, value)
     thread = st.records.threads.get(thread_id)
-    if thread is None:
+    if thread is None or not visible(thread.metadata, filters):
         raise NotFound(missing.format(id=thread_id))
-    return thread
+    return thread, filters
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -167,14 +177,18 @@ async def create_thread(request: Request) -> Response:
             supersteps = msgspec.convert(spec.supersteps, list[_Superstep])
         except msgspec.ValidationError as error:
             raise UnprocessableEntity(f"supersteps: {error}") from None
+    value: dict[str, Any] = {"thread_id": thread_id, "metadata": dict(spec.metadata or {}),
+                             "if_exists": spec.if_exists}
+    filters = await authorize(request, "threads", "create", value)
     existing = st.records.threads.get(thread_id)
     if existing is not None:
-        if spec.if_exists == "do_nothing":
+        if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
             return json_response(thread_json(st, existing))
         raise Conflict(f"Thread with ID {thread_id} already exists")
     stamp = now()
     thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
-                    state_updated_at=stamp, metadata=spec.metadata or {}, status="idle")
+                    state_updated_at=stamp, metadata=owned(value["metadata"], filters),
+                    status="idle")
     await st.records.put_thread(thread)
     if supersteps:
         problem = await _apply_supersteps(st, thread, supersteps)
@@ -208,14 +222,17 @@ async def _apply_supersteps(st: ServerState, thread: Thread, supersteps: list[_S
 
 async def get_thread(request: Request) -> Response:
     st = server(request)
-    return json_response(thread_json(st, _thread(st, request)))
+    return json_response(thread_json(st, await _thread(st, request, "read")))
 
 
 async def patch_thread(request: Request) -> Response:
     st = server(request)
-    thread = _thread(st, request, "Not Found")
+    if _uuid(request.path_params["thread_id"]) not in st.records.threads:
+        raise NotFound("Not Found")  # before the body is read, as without custom auth
     spec = await body(request, ThreadPatch, default=True)
-    metadata = {**(thread.metadata or {}), **(spec.metadata or {})}
+    value: dict[str, Any] = {"metadata": dict(spec.metadata or {})}
+    thread, filters = await _authorized(st, request, "update", "Not Found", value)
+    metadata = {**(thread.metadata or {}), **owned(value["metadata"], filters)}
     updated = msgspec.structs.replace(thread, metadata=metadata, updated_at=now())
     await st.records.put_thread(updated)
     return json_response(thread_json(st, updated))
@@ -231,15 +248,21 @@ async def _delete(st: ServerState, thread_id: str) -> None:
 
 async def delete_thread(request: Request) -> Response:
     st = server(request)
-    thread = _thread(st, request)
+    thread = await _thread(st, request, "delete")
     await _delete(st, thread.thread_id)
     return Response(status_code=204)
 
 
-def _search(st: ServerState, spec: ThreadSearch) -> list[Thread]:
+async def _search(request: Request, st: ServerState, spec: ThreadSearch) -> list[Thread]:
+    """The threads `spec` asks for that the user may see (custom auth's search filter; the
+    handler may also change the query's `metadata`)."""
+    value: dict[str, Any] = {"metadata": dict(spec.metadata or {}), "values": spec.values,
+             "status": spec.status, "limit": spec.limit, "offset": spec.offset, "ids": spec.ids}
+    filters = await authorize(request, "threads", "search", value)
     ids = [_uuid(i) for i in spec.ids] if spec.ids is not None else None
-    return st.records.search_threads(metadata=spec.metadata, values=spec.values,
-                                     status=spec.status, ids=ids)
+    found = st.records.search_threads(metadata=value["metadata"] or None, values=spec.values,
+                                      status=spec.status, ids=ids)
+    return [t for t in found if visible(t.metadata, filters)] if filters else found
 
 
 async def search_threads(request: Request) -> Response:
@@ -250,7 +273,8 @@ async def search_threads(request: Request) -> Response:
         _one_of("sort_by", spec.sort_by, _SORT_FIELDS)
     for field in spec.select or ():
         _one_of("select", field, _SELECT_FIELDS)
-    found = sort_records(_search(st, spec), spec.sort_by, spec.sort_order, "created_at")
+    found = sort_records(await _search(request, st, spec), spec.sort_by, spec.sort_order,
+                         "created_at")
     items = [thread_json(st, t) for t in page(found, spec.limit, spec.offset)]
     return paginated(items, len(found), spec.offset, spec.limit, spec.select)
 
@@ -258,19 +282,25 @@ async def search_threads(request: Request) -> Response:
 async def count_threads(request: Request) -> Response:
     st = server(request)
     spec = await body(request, ThreadSearch, default=True)
-    return json_response(len(_search(st, spec)))
+    return json_response(len(await _search(request, st, spec)))
 
 
 async def copy_thread(request: Request) -> Response:
     """A new idle thread with the source's metadata and checkpoints. As on the real server the
     copy's record starts like a fresh one (`config: {}`) and the answer has no `values`."""
     st = server(request)
-    source = st.records.threads.get(_uuid(request.path_params["thread_id"]))
-    if source is None:
+    source_id = _uuid(request.path_params["thread_id"])
+    readable = await authorize(request, "threads", "read", {"thread_id": source_id})
+    source = st.records.threads.get(source_id)
+    if source is None or not visible(source.metadata, readable):
         raise Conflict("Conflict")
+    value: dict[str, Any] = {"thread_id": new_checkpoint_id(),
+                             "metadata": dict(source.metadata or {})}
+    filters = await authorize(request, "threads", "create", value)  # the copier owns the copy
     stamp = now()
-    copy = Thread(thread_id=new_checkpoint_id(), created_at=stamp, updated_at=stamp,
-                  state_updated_at=stamp, metadata=dict(source.metadata or {}), status="idle")
+    copy = Thread(thread_id=value["thread_id"], created_at=stamp, updated_at=stamp,
+                  state_updated_at=stamp, metadata=owned(value["metadata"], filters),
+                  status="idle")
     await st.saver.acopy_thread(source.thread_id, copy.thread_id)
     await st.records.put_thread(copy)
     out = thread_json(st, copy)
@@ -282,7 +312,12 @@ async def prune_threads(request: Request) -> Response:
     st = server(request)
     spec = await body(request, _Prune)
     ids = list(dict.fromkeys(_uuid(i) for i in spec.thread_ids))
-    found = [i for i in ids if i in st.records.threads]
+    found = []
+    for thread_id in ids:  # a thread outside the user's filter is as absent
+        filters = await authorize(request, "threads", "delete", {"thread_id": thread_id})
+        thread = st.records.threads.get(thread_id)
+        if thread is not None and visible(thread.metadata, filters):
+            found.append(thread_id)
     if spec.strategy == "delete":
         for thread_id in found:
             await _delete(st, thread_id)
@@ -388,7 +423,7 @@ async def _state(request: Request, asked: dict[str, Any] | None, subgraphs: bool
     """The thread's state, at the checkpoint `asked` for when given (echoed back as the
     state's `checkpoint`, as the real server does)."""
     st = server(request)
-    thread = _thread(st, request)
+    thread = await _thread(st, request, "read")
     echo = None
     if asked and asked.get("checkpoint_id"):
         echo = {"checkpoint_id": asked["checkpoint_id"], "thread_id": thread.thread_id}
@@ -456,7 +491,7 @@ def _command_shaped(values: Any, graph: Any) -> bool:
 
 async def update_state(request: Request) -> Response:
     st = server(request)
-    thread = _thread(st, request)
+    thread = await _thread(st, request, "update")
     spec = await body(request, ThreadStateUpdate)
     graph = await _graph_of(st, thread)
     if graph is None:
@@ -505,7 +540,7 @@ def _before(thread_id: str, before: Any) -> dict[str, Any] | None:
 
 async def _history(request: Request, spec: _HistoryQuery) -> Response:
     st = server(request)
-    thread = _thread(st, request)
+    thread = await _thread(st, request, "read")
     if spec.limit < 1:
         raise UnprocessableEntity(f"Invalid limit {spec.limit}")
     before = _before(thread.thread_id, spec.before)
