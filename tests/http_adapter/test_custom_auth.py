@@ -2,7 +2,8 @@
 (`"auth": {"path": "./auth.py:auth"}`) with bearer tokens for two users, an owner filter on every
 resource, a deny handler and a store handler that scopes namespaces; driven with langgraph-sdk
 clients as alice and bob, who cannot see each other's threads, runs, assistants, crons or store
-items. Plus the handler signatures, API keys next to custom auth, and the `Auth` registry rules.
+items (nor reach them through A2A or MCP). Plus the handler signatures, API keys next to custom
+auth, and the `Auth` registry rules.
 """
 
 from __future__ import annotations
@@ -309,6 +310,58 @@ def test_store_items_are_scoped_to_the_users_namespace(alice: SyncLangGraphClien
     alice.store.delete_item(["notes"], key="k")
     assert alice.store.get_item(["notes"], key="k") is None
     assert bob.store.get_item(["notes"], key="k") is not None
+
+
+# -- A2A and MCP ----------------------------------------------------------------------------------
+
+
+def _rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def _say(text: str, context_id: str | None = None) -> dict[str, Any]:
+    message = {"kind": "message", "messageId": text, "role": "user",
+               "parts": [{"kind": "text", "text": text}]}
+    if context_id is not None:
+        message["contextId"] = context_id
+    return _rpc("message/send", {"message": message})
+
+
+def test_a2a_and_mcp_follow_the_same_rules(tmp_path: Path,
+                                           serve_app: Callable[..., Served]) -> None:
+    settings = load_settings(_project(tmp_path), in_memory=True)
+    settings.graphs["shout"] = test_graphs.shout_graph
+    served = serve_app(settings)
+    as_alice = {"Authorization": "Bearer token-alice"}
+    as_bob = {"Authorization": "Bearer token-bob"}
+    context = "0b9c2f52-7e1a-4a57-9a39-4c6f0f0e2d11"
+    with httpx.Client(base_url=served.url, timeout=10) as http:
+        assert http.post("/a2a/shout", json=_say("hi")).status_code == 401
+        task = http.post("/a2a/shout", json=_say("hi", context), headers=as_alice).json()
+        assert task["result"]["contextId"] == context
+        thread = http.get(f"/threads/{context}", headers=as_alice).json()
+        assert thread["metadata"]["owner"] == "alice"
+
+        intruder = http.post("/a2a/shout", json=_say("me too", context), headers=as_bob).json()
+        assert intruder["error"]["code"] == -32603  # as for a thread that does not exist
+        peek = _rpc("tasks/get", {"id": task["result"]["id"]})
+        assert http.post("/a2a/shout", json=peek, headers=as_bob).json()["error"]["code"] == -32001
+        assert "result" in http.post("/a2a/shout", json=peek, headers=as_alice).json()
+        assert len(http.get(f"/threads/{context}/runs", headers=as_alice).json()) == 1
+
+        # MCP: the tools are the caller's assistants; a call runs as the caller.
+        assert http.post("/mcp", json=_rpc("tools/list", {})).status_code == 401
+        created = http.post("/assistants", json={"graph_id": "agent", "name": "whoami"},
+                            headers=as_alice)
+        assert created.status_code == 200
+        listed = http.post("/mcp", json=_rpc("tools/list", {}), headers=as_alice).json()
+        assert [t["name"] for t in listed["result"]["tools"]] == ["whoami"]
+        bobs = http.post("/mcp", json=_rpc("tools/list", {}), headers=as_bob).json()
+        assert bobs["result"]["tools"] == []
+        call = _rpc("tools/call", {"name": "whoami", "arguments": {"x": 1}})
+        result = http.post("/mcp", json=call, headers=as_alice).json()["result"]
+        assert json.loads(result["content"][0]["text"])["user"]["identity"] == "alice"
+        assert http.post("/mcp", json=call, headers=as_bob).json()["error"]["code"] == -32602
 
 
 # -- handler signatures ---------------------------------------------------------------------------

@@ -13,6 +13,10 @@
   0.3.0, `preferredTransport` JSONRPC), which a2a-sdk 1.x clients answer with their v0.3
   transport (the method names above).
 
+With custom auth (`http_adapter.auth`), runs and tasks follow their thread as on the run
+endpoints: `threads.create_run` authorizes a message, and another user's context or task is as
+absent.
+
 JSON-RPC errors always travel with HTTP 200, codes per A2A: -32700 parse, -32600 invalid
 request, -32601 unknown method, -32602 bad params (also an unknown assistant), -32001 task not
 found, -32002 task not cancelable, -32003 push notifications, -32004 unsupported operation
@@ -54,7 +58,7 @@ from ._a2a_shapes import (
 )
 from ._common import json_response, server, sse_response
 from .assistants import _hints
-from .runs import _create
+from .runs import _authorize, _create, _readable
 
 __all__ = ["routes"]
 
@@ -96,11 +100,14 @@ def _task_id(run: Run) -> str:
     return f"{run.thread_id}:{run.run_id}"
 
 
-def _find(st: ServerState, assistant: Assistant, task_id: str) -> Run:
-    """The run a task id names (`{contextId}:{run_id}`), of this assistant."""
+async def _find(request: Request, st: ServerState, assistant: Assistant, task_id: str,
+                operation: str = "read") -> Run:
+    """The run a task id names (`{contextId}:{run_id}`), of this assistant; with custom auth,
+    only on a thread the user may `operation` (read, update), as the run endpoints check."""
     context_id, _, run_id = task_id.partition(":")
     run = st.records.runs.get(run_id)
-    if run is None or run.thread_id != context_id or run.assistant_id != assistant.assistant_id:
+    if (run is None or run.thread_id != context_id or run.assistant_id != assistant.assistant_id
+            or not await _readable(request, st, operation, run.thread_id, run_id=run_id)):
         raise rpc.RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
     return run
 
@@ -161,11 +168,11 @@ async def _facts(st: ServerState, run: Run, outcome: Outcome | None) -> TaskFact
 # -- starting runs --------------------------------------------------------------------------------
 
 
-async def _resume(st: ServerState, assistant: Assistant, message: A2AMessage, text: str,
-                  data: dict[str, Any]) -> tuple[str, RunCreate]:
+async def _resume(request: Request, st: ServerState, assistant: Assistant, message: A2AMessage,
+                  text: str, data: dict[str, Any]) -> tuple[str, RunCreate]:
     """A reply to an `input-required` task: resume the thread's interrupt with the text."""
     assert message.task_id is not None
-    run = _find(st, assistant, message.task_id)
+    run = await _find(request, st, assistant, message.task_id)
     if message.context_id is not None and _context(message) != run.thread_id:
         raise rpc.RpcError(rpc.INVALID_PARAMS, "contextId does not match the task's contextId")
     facts = await _facts(st, run, st.queue.outcome(run.run_id))
@@ -180,19 +187,21 @@ async def _resume(st: ServerState, assistant: Assistant, message: A2AMessage, te
     return run.thread_id, payload
 
 
-async def _start(st: ServerState, assistant: Assistant, message: A2AMessage) -> Run:
+async def _start(request: Request, st: ServerState, assistant: Assistant, message: A2AMessage
+                 ) -> Run:
     await _require_messages(st, assistant)
     text, data = input_of(message)
     if message.task_id is not None:
-        thread_id, payload = await _resume(st, assistant, message, text, data)
+        thread_id, payload = await _resume(request, st, assistant, message, text, data)
     else:
         thread_id = _context(message)
         human = {"type": "human", "content": text, "id": message.message_id}
         payload = RunCreate(assistant_id=assistant.assistant_id,
                             input={**data, "messages": [human]}, if_not_exists="create",
                             metadata={"a2a_message_id": message.message_id})
-    try:
-        run: Run = await _create(st, payload, thread_id)
+    try:  # custom auth: the create_run handler; another user's thread is as absent
+        payload, auth = await _authorize(request, payload, thread_id)
+        run: Run = await _create(st, payload, thread_id, auth=auth)
     except ServerError as exc:
         raise rpc.RpcError(rpc.INTERNAL_ERROR, str(exc.detail)) from None
     return run
@@ -216,7 +225,7 @@ async def message_send(request: Request, st: ServerState, assistant: Assistant,
                        call: rpc.Call) -> Response:
     params = _send_params(call)
     config = params.configuration or SendConfiguration()
-    run = await _start(st, assistant, params.message)
+    run = await _start(request, st, assistant, params.message)
     if config.blocking is False:  # answer at once; the caller polls `tasks/get`
         return _ok(call, task(await _facts(st, run, None), config.history_length))
     outcome = await st.queue.wait(run.run_id)
@@ -247,7 +256,7 @@ async def _events(st: ServerState, run: Run, call: rpc.Call, history_length: int
 async def message_stream(request: Request, st: ServerState, assistant: Assistant,
                          call: rpc.Call) -> Response:
     params = _send_params(call)
-    run = await _start(st, assistant, params.message)
+    run = await _start(request, st, assistant, params.message)
     config = params.configuration or SendConfiguration()
     return sse_response(request, _events(st, run, call, config.history_length, started=True))
 
@@ -255,7 +264,7 @@ async def message_stream(request: Request, st: ServerState, assistant: Assistant
 async def tasks_get(request: Request, st: ServerState, assistant: Assistant,
                     call: rpc.Call) -> Response:
     params = rpc.params(call, GetParams)
-    run = _find(st, assistant, params.id)
+    run = await _find(request, st, assistant, params.id)
     facts = await _facts(st, run, st.queue.outcome(run.run_id))
     return _ok(call, task(facts, params.history_length))
 
@@ -263,7 +272,7 @@ async def tasks_get(request: Request, st: ServerState, assistant: Assistant,
 async def tasks_cancel(request: Request, st: ServerState, assistant: Assistant,
                        call: rpc.Call) -> Response:
     params = rpc.params(call, CancelParams)
-    run = _find(st, assistant, params.id)
+    run = await _find(request, st, assistant, params.id, "update")
     if run.status not in _ACTIVE:
         state = state_of(run.status, False)
         raise rpc.RpcError(TASK_NOT_CANCELABLE, f"Task {params.id} cannot be canceled: {state}")
@@ -275,7 +284,7 @@ async def tasks_cancel(request: Request, st: ServerState, assistant: Assistant,
 async def tasks_resubscribe(request: Request, st: ServerState, assistant: Assistant,
                             call: rpc.Call) -> Response:
     params = rpc.params(call, CancelParams)
-    run = _find(st, assistant, params.id)
+    run = await _find(request, st, assistant, params.id)
     return sse_response(request, _events(st, run, call, None, started=False))
 
 

@@ -4,7 +4,9 @@ Every assistant is one tool: its name is the assistant's name (or graph id) made
 MCP tool names (`[A-Za-z0-9._-]{1,128}`; a later assistant with the same name gets its id's
 first 8 characters appended), its `inputSchema` the graph's input JSON schema. `tools/call` is
 a stateless wait run of that assistant with the arguments as input; the result is the output
-state as JSON text content, or `isError: true` with the error for a run that failed.
+state as JSON text content, or `isError: true` with the error for a run that failed. With
+custom auth (`http_adapter.auth`) the tools are the assistants the user's `assistants.search`
+filter shows, and a call is authorized as a stateless run (`threads.create_run`).
 
 Transport rules as in the MCP spec (revisions 2024-11-05 .. 2025-11-25, the `initialize`
 handshake ones): notifications and responses -> 202 with no body; requests -> one
@@ -28,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..authz import authorize, visible
 from ..encode import dumps
 from ..errors import ServerError
 from ..executor import Outcome
@@ -36,7 +39,7 @@ from ..state import ServerState
 from . import _jsonrpc as rpc
 from ._common import json_response, server
 from .assistants import _json_schema
-from .runs import _create
+from .runs import _authorize, _create
 
 __all__ = ["routes"]
 
@@ -71,10 +74,14 @@ def _tool_name(name: str) -> str:
     return _TOOL_NAME.sub("_", name)[:128] or "assistant"
 
 
-def _tools(st: ServerState) -> dict[str, Assistant]:
-    """Tool name -> assistant, oldest assistant first (so built-in names stay stable)."""
+async def _tools(request: Request, st: ServerState) -> dict[str, Assistant]:
+    """Tool name -> assistant, oldest assistant first (so built-in names stay stable); with
+    custom auth, only the assistants the user's `assistants.search` filter lets them see."""
+    value: dict[str, Any] = {"graph_id": None, "metadata": {}, "limit": 0, "offset": 0}
+    filters = await authorize(request, "assistants", "search", value)
     named: dict[str, Assistant] = {}
-    assistants = sorted(st.records.assistants.values(),
+    assistants = sorted((a for a in st.records.assistants.values()
+                         if visible(a.metadata, filters)),
                         key=lambda a: (a.created_at, a.assistant_id))
     for assistant in assistants:
         if assistant.graph_id not in st.settings.graphs:  # its graph left the config
@@ -124,7 +131,7 @@ def _tool_result(outcome: Outcome | None) -> dict[str, Any]:
 # -- methods --------------------------------------------------------------------------------------
 
 
-async def initialize(st: ServerState, call: rpc.Call) -> Any:
+async def initialize(request: Request, st: ServerState, call: rpc.Call) -> Any:
     requested = call.params.get("protocolVersion") if isinstance(call.params, dict) else None
     return {
         "protocolVersion": requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
@@ -134,22 +141,24 @@ async def initialize(st: ServerState, call: rpc.Call) -> Any:
     }
 
 
-async def ping(st: ServerState, call: rpc.Call) -> Any:
+async def ping(request: Request, st: ServerState, call: rpc.Call) -> Any:
     return {}
 
 
-async def tools_list(st: ServerState, call: rpc.Call) -> Any:
-    return {"tools": [await _tool(st, name, a) for name, a in _tools(st).items()]}
+async def tools_list(request: Request, st: ServerState, call: rpc.Call) -> Any:
+    tools = await _tools(request, st)
+    return {"tools": [await _tool(st, name, a) for name, a in tools.items()]}
 
 
-async def tools_call(st: ServerState, call: rpc.Call) -> Any:
+async def tools_call(request: Request, st: ServerState, call: rpc.Call) -> Any:
     params = rpc.params(call, _CallParams)
-    assistant = _tools(st).get(params.name)
+    assistant = (await _tools(request, st)).get(params.name)
     if assistant is None:
         raise rpc.RpcError(rpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
     payload = RunCreate(assistant_id=assistant.assistant_id, input=params.arguments or {})
-    try:
-        run = await _create(st, payload, None)
+    try:  # custom auth: the threads.create_run handler, as for a stateless run
+        payload, auth = await _authorize(request, payload, None)
+        run = await _create(st, payload, None, auth=auth)
     except ServerError as exc:
         return _content(str(exc.detail), True)
     try:
@@ -195,7 +204,7 @@ def _bad_headers(request: Request) -> Response | None:
     return None
 
 
-async def _answer(st: ServerState, message: Any) -> dict[str, Any] | None:
+async def _answer(request: Request, st: ServerState, message: Any) -> dict[str, Any] | None:
     """The response to one message; None for a notification or a client's response.
     Raises RpcError(INVALID_REQUEST) for a message that is not JSON-RPC."""
     if isinstance(message, dict) and "method" not in message and (
@@ -209,7 +218,7 @@ async def _answer(st: ServerState, message: Any) -> dict[str, Any] | None:
         handler = _METHODS.get(call.method)
         if handler is None:
             raise rpc.RpcError(rpc.METHOD_NOT_FOUND, f"Method not found: {call.method}")
-        return rpc.result(call.id, await handler(st, call))
+        return rpc.result(call.id, await handler(request, st, call))
     except rpc.RpcError as exc:
         return rpc.error(call.id, exc)
 
@@ -222,7 +231,7 @@ async def post_mcp(request: Request) -> Response:
     try:
         message = rpc.decode(await request.body())
         if not isinstance(message, list):
-            reply = await _answer(st, message)
+            reply = await _answer(request, st, message)
             return Response(status_code=202) if reply is None else json_response(reply)
         if not message:
             raise rpc.RpcError(rpc.INVALID_REQUEST, "Invalid Request: empty batch")
@@ -231,7 +240,7 @@ async def post_mcp(request: Request) -> Response:
     replies = []  # a batch (revisions up to 2025-03-26)
     for item in message:
         try:
-            reply = await _answer(st, item)
+            reply = await _answer(request, st, item)
         except rpc.RpcError as exc:
             reply = rpc.error(None, exc)
         if reply is not None:
