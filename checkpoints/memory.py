@@ -34,6 +34,33 @@ from .serde import Serializer, default_serializer
 __all__ = ["InMemorySaver", "MemorySaver"]
 
 
+class _Raw:
+    """An immutable scalar kept as is: it needs no defensive copy, so no serialization."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_IMMUTABLE = frozenset({type(None), bool, int, float, str, bytes})
+
+
+class _Codec:
+    """The saver's serializer, except that immutable scalars are stored without encoding."""
+
+    __slots__ = ("serde",)
+
+    def __init__(self, serde: Serializer) -> None:
+        self.serde = serde
+
+    def dumps(self, value: Any) -> Any:
+        return _Raw(value) if type(value) in _IMMUTABLE else self.serde.dumps(value)
+
+    def loads(self, blob: Any) -> Any:
+        return blob.value if type(blob) is _Raw else self.serde.loads(blob)
+
+
 class _Saved(NamedTuple):
     checkpoint: bytes  # the checkpoint without channel_values
     metadata: bytes
@@ -51,6 +78,7 @@ class InMemorySaver(BaseCheckpointSaver):
 
     def __init__(self, *, serde: Serializer | None = None) -> None:
         self.serde = serde or default_serializer
+        self._codec = _Codec(self.serde)
         # thread_id -> checkpoint_ns -> checkpoint_id -> saved
         self.storage: dict[str, dict[str, dict[str, _Saved]]] = {}
         self.blobs: dict[_BlobKey, bytes | None] = {}  # None: the channel was emptied
@@ -128,7 +156,7 @@ class InMemorySaver(BaseCheckpointSaver):
         return found
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
-        loads = self.serde.loads
+        loads = self._codec.loads
         checkpoint = loads(saved.checkpoint)
         checkpoint["channel_values"] = self._load_blobs(
             thread_id, ns, checkpoint["channel_versions"]
@@ -149,7 +177,7 @@ class InMemorySaver(BaseCheckpointSaver):
         for channel, version in versions.items():
             blob = self.blobs.get((thread_id, ns, channel, version))
             if blob is not None:
-                values[channel] = self.serde.loads(blob)
+                values[channel] = self._codec.loads(blob)
         return values
 
     # --- writes -------------------------------------------------------------------------------
@@ -164,7 +192,7 @@ class InMemorySaver(BaseCheckpointSaver):
         """Store the checkpoint and the values of the channels in `new_versions` only."""
         conf = config["configurable"]
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
-        data = serialize_put(self.serde, checkpoint, metadata, new_versions)
+        data = serialize_put(self._codec, checkpoint, metadata, new_versions)
         saved = _Saved(data.checkpoint, data.metadata, conf.get("checkpoint_id"))
         with self._lock:
             for ch, v, blob in data.blobs:
@@ -183,7 +211,7 @@ class InMemorySaver(BaseCheckpointSaver):
         write; regular ones keep the first, so a retried save is idempotent."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        rows = serialize_writes(self.serde, writes)
+        rows = serialize_writes(self._codec, writes)
         with self._lock:
             stored = self.writes.setdefault(key, {})
             for idx, ch, value in rows:

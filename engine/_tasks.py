@@ -403,12 +403,16 @@ def _start_order(task: Task) -> tuple[int, Any]:
 
 
 def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
-    """Run a step's tasks concurrently in the pool; without live streaming, the first one runs
-    in this thread (as LangGraph does), which saves one hand-off per step."""
+    """Run a step's tasks concurrently in the pool.
+
+    Without a checkpointer and without live streaming, the first one runs in this thread (one
+    hand-off fewer per step). With a checkpointer every task runs in the pool, so each task's
+    writes are saved the moment it finishes even while a slow sibling still runs.
+    """
     events: queue.SimpleQueue[Any] = run.sink.events or queue.SimpleQueue()
     pool = _pool()
     ordered = sorted(tasks, key=_start_order)
-    inline = None if live else ordered.pop(0)
+    inline = None if live or run.checkpointer is not None else ordered.pop(0)
     futures = []
     for task in ordered:
         ctx = contextvars.copy_context()
