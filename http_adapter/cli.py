@@ -2,6 +2,7 @@
 
     graphrun dev [--config langgraph.json] [--host 127.0.0.1] [--port 2024] [--in-memory]
     graphrun serve [...same flags...] (port 8000 by default)
+    graphrun control-plane [--host] [--port 8124] [--data-dir] (see control_plane/__main__.py)
 
 Both load the config (see `config.py`), keep checkpoints, store items and server records in one
 SQLite file under `.graphrun/` next to the config (or nothing on disk with `--in-memory`), and
@@ -34,12 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
         ("serve", "serve a project (port 8000)"),
     ):
         _server_flags(commands.add_parser(name, help=help_, description=help_), name)
-    commands.add_parser(
+    from .control_plane.__main__ import add_arguments as control_plane_flags
+
+    control_plane_flags(commands.add_parser(
         "control-plane",
-        help="the deployment control plane (/v2 API): not yet available, it comes with a "
-             "later issue",
-        description="The deployment control plane: not yet available (a later issue).",
-    )
+        help="the deployment control plane (/v2 API, port 8124)",
+        description="The deployment control plane: builds and deploys agent servers (/v2 API).",
+    ))
     return parser
 
 
@@ -74,9 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `graphrun` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     if args.command == "control-plane":
-        print("graphrun control-plane: not yet available (it comes with the control-plane issue)",
-              file=sys.stderr)
-        return 2
+        from .control_plane.__main__ import run as run_control_plane
+
+        return run_control_plane(args)
     if args.workers is not None and args.workers < 1:
         print("graphrun: error: --workers must be at least 1", file=sys.stderr)
         return 2

@@ -163,9 +163,11 @@ def test_config_errors_exit_1_with_the_message(tmp_path: Path,
     assert "config file not found" in capsys.readouterr().err
 
 
-def test_control_plane_is_a_stub(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["control-plane"]) == 2
-    assert "not yet available" in capsys.readouterr().err
+def test_control_plane_flags() -> None:
+    # Serving it is tested in tests/control_plane/test_system.py.
+    args = cli.build_parser().parse_args(["control-plane", "--port", "0"])
+    assert (args.command, args.host, args.port) == ("control-plane", "127.0.0.1", 0)
+    assert args.data_dir == ".graphrun-control" and args.stop_servers_on_exit is False
 
 
 def test_defaults_and_help(capsys: pytest.CaptureFixture[str]) -> None:
