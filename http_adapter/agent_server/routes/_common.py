@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..encode import dumps
-from ..errors import UnprocessableEntity
+from ..errors import NotFound, UnprocessableEntity
 from ..state import ServerState
 
 __all__ = [
@@ -48,12 +48,33 @@ async def body(request: Request, struct: type[T], *, default: bool = False) -> T
         raise UnprocessableEntity("Invalid JSON in request body") from None
 
 
-def path_uuid(request: Request, name: str, label: str) -> str:
-    value = request.path_params[name]
+def as_uuid(value: Any, label: str) -> str:
+    """A canonical UUID string, or 422 "Invalid <label> ID: must be a UUID"."""
     try:
         return str(uuid.UUID(value))
-    except ValueError:
+    except (ValueError, AttributeError, TypeError):
         raise UnprocessableEntity(f"Invalid {label} ID: must be a UUID") from None
+
+
+def path_uuid(request: Request, name: str, label: str) -> str:
+    return as_uuid(request.path_params[name], label)
+
+
+async def authorized_record(
+    request: Request, kind: str, table: dict[str, Any], action: str, missing: str,
+    value: dict[str, Any],
+) -> tuple[Any, dict[str, Any] | None]:
+    """The path's `<kind>_id` record, authorized for `action` (custom auth): 422 for a
+    non-UUID id, 404 `missing` (formatted with the id) when absent or outside the filter."""
+    from ..authz import authorize, visible
+
+    record_id = path_uuid(request, f"{kind}_id", kind)
+    value[f"{kind}_id"] = record_id
+    filters = await authorize(request, f"{kind}s", action, value)
+    found = table.get(record_id)
+    if found is None or not visible(found.metadata, filters):
+        raise NotFound(missing.format(id=record_id))
+    return found, filters
 
 
 def query_int(request: Request, name: str, default: int) -> int:

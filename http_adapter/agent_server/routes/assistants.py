@@ -33,7 +33,7 @@ from ..schemas import (
     AssistantVersionsSearch,
 )
 from ..state import ServerState
-from ._common import body, json_response, paginated, server
+from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
 __all__ = ["routes"]
 
@@ -77,12 +77,6 @@ def _version_json(a: Assistant) -> dict[str, Any]:
 # -- lookups and checks ------------------------------------------------------------------------------
 
 
-def _uuid(value: str) -> str:
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, AttributeError, TypeError):
-        raise UnprocessableEntity("Invalid assistant ID: must be a UUID") from None
-
 
 async def _assistant(st: ServerState, request: Request, action: str,
                      missing: str = "Not Found") -> Assistant:
@@ -94,13 +88,8 @@ async def _assistant(st: ServerState, request: Request, action: str,
 async def _authorized(st: ServerState, request: Request, action: str, missing: str,
                       value: dict[str, Any]) -> tuple[Assistant, dict[str, Any] | None]:
     """`_assistant` with the handler's `value` (the path's id added) and filter."""
-    assistant_id = _uuid(request.path_params["assistant_id"])
-    value["assistant_id"] = assistant_id
-    filters = await authorize(request, "assistants", action, value)
-    found = st.records.assistants.get(assistant_id)
-    if found is None or not visible(found.metadata, filters):
-        raise NotFound(missing.format(id=assistant_id))
-    return found, filters
+    return await authorized_record(request, "assistant", st.records.assistants, action, missing,
+                                   value)
 
 
 def _check_graph(st: ServerState, graph_id: str) -> None:
@@ -145,7 +134,10 @@ def _mirrored(config: dict[str, Any] | None, context: dict[str, Any] | None
 async def create_assistant(request: Request) -> Response:
     st = server(request)
     spec = await body(request, AssistantCreate)
-    assistant_id = _uuid(spec.assistant_id) if spec.assistant_id is not None else str(uuid.uuid4())
+    assistant_id = (
+        as_uuid(spec.assistant_id, "assistant") if spec.assistant_id is not None
+        else str(uuid.uuid4())
+    )
     config, context = _mirrored(spec.config, spec.context)
     _check_graph(st, spec.graph_id)
     value: dict[str, Any] = {
@@ -176,7 +168,7 @@ async def get_assistant(request: Request) -> Response:
 async def patch_assistant(request: Request) -> Response:
     st = server(request)
     missing = "Assistant {id} not found"
-    assistant_id = _uuid(request.path_params["assistant_id"])
+    assistant_id = as_uuid(request.path_params["assistant_id"], "assistant")
     if assistant_id not in st.records.assistants:  # 404 before the body is read
         raise NotFound(missing.format(id=assistant_id))
     spec = await body(request, AssistantPatch, default=True)

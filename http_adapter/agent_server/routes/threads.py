@@ -11,7 +11,6 @@ checkpoint dict, which is what langgraph-sdk sends) we answer what the caller me
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 import msgspec
@@ -28,7 +27,7 @@ from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import now, page, sort_records
 from ..schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch, ThreadStateUpdate
 from ..state import ServerState
-from ._common import body, json_response, paginated, server
+from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
 __all__ = ["routes", "state_json", "thread_json"]
 
@@ -86,12 +85,6 @@ def _plain(value: Any) -> Any:
 # -- lookups and checks ------------------------------------------------------------------------------
 
 
-def _uuid(value: Any) -> str:
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, AttributeError, TypeError):
-        raise UnprocessableEntity("Invalid thread ID: must be a UUID") from None
-
 
 async def _thread(st: ServerState, request: Request, action: str,
                   missing: str = "Thread with ID {id} not found") -> Thread:
@@ -103,13 +96,8 @@ async def _thread(st: ServerState, request: Request, action: str,
 async def _authorized(st: ServerState, request: Request, action: str, missing: str,
                       value: dict[str, Any]) -> tuple[Thread, dict[str, Any] | None]:
     """`_thread` with the handler's `value` (the path's id added) and filter."""
-    thread_id = _uuid(request.path_params["thread_id"])
-    value["thread_id"] = thread_id
-    filters = await authorize(request, "threads", action, value)
-    thread = st.records.threads.get(thread_id)
-    if thread is None or not visible(thread.metadata, filters):
-        raise NotFound(missing.format(id=thread_id))
-    return thread, filters
+    return await authorized_record(request, "thread", st.records.threads, action, missing,
+                                   value)
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -170,7 +158,9 @@ def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
 async def create_thread(request: Request) -> Response:
     st = server(request)
     spec = await body(request, ThreadCreate, default=True)
-    thread_id = _uuid(spec.thread_id) if spec.thread_id is not None else new_checkpoint_id()
+    thread_id = (
+        as_uuid(spec.thread_id, "thread") if spec.thread_id is not None else new_checkpoint_id()
+    )
     supersteps = None
     if spec.supersteps:
         try:
@@ -227,7 +217,7 @@ async def get_thread(request: Request) -> Response:
 
 async def patch_thread(request: Request) -> Response:
     st = server(request)
-    if _uuid(request.path_params["thread_id"]) not in st.records.threads:
+    if as_uuid(request.path_params["thread_id"], "thread") not in st.records.threads:
         raise NotFound("Not Found")  # before the body is read, as without custom auth
     spec = await body(request, ThreadPatch, default=True)
     value: dict[str, Any] = {"metadata": dict(spec.metadata or {})}
@@ -259,7 +249,7 @@ async def _search(request: Request, st: ServerState, spec: ThreadSearch) -> list
     value: dict[str, Any] = {"metadata": dict(spec.metadata or {}), "values": spec.values,
              "status": spec.status, "limit": spec.limit, "offset": spec.offset, "ids": spec.ids}
     filters = await authorize(request, "threads", "search", value)
-    ids = [_uuid(i) for i in spec.ids] if spec.ids is not None else None
+    ids = [as_uuid(i, "thread") for i in spec.ids] if spec.ids is not None else None
     found = st.records.search_threads(metadata=value["metadata"] or None, values=spec.values,
                                       status=spec.status, ids=ids)
     return [t for t in found if visible(t.metadata, filters)] if filters else found
@@ -289,7 +279,7 @@ async def copy_thread(request: Request) -> Response:
     """A new idle thread with the source's metadata and checkpoints. As on the real server the
     copy's record starts like a fresh one (`config: {}`) and the answer has no `values`."""
     st = server(request)
-    source_id = _uuid(request.path_params["thread_id"])
+    source_id = as_uuid(request.path_params["thread_id"], "thread")
     readable = await authorize(request, "threads", "read", {"thread_id": source_id})
     source = st.records.threads.get(source_id)
     if source is None or not visible(source.metadata, readable):
@@ -311,7 +301,7 @@ async def copy_thread(request: Request) -> Response:
 async def prune_threads(request: Request) -> Response:
     st = server(request)
     spec = await body(request, _Prune)
-    ids = list(dict.fromkeys(_uuid(i) for i in spec.thread_ids))
+    ids = list(dict.fromkeys(as_uuid(i, "thread") for i in spec.thread_ids))
     found = []
     for thread_id in ids:  # a thread outside the user's filter is as absent
         filters = await authorize(request, "threads", "delete", {"thread_id": thread_id})
