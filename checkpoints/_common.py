@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ._deltas import dump_list
 from .base import (
     INTERRUPT,
     RESUME,
@@ -45,18 +46,53 @@ def serialize_put(
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
+    lineage: dict[str, Any] | None = None,
 ) -> SerializedPut:
-    """Serialize on the caller's thread, so the stored copy is taken at `put` time."""
+    """Serialize on the caller's thread, so the stored copy is taken at `put` time.
+
+    With `lineage` (the saver's `Lineage.channels` for this thread and namespace) a list channel
+    that only grew since its last stored version is written as an append delta (`_deltas`)."""
     values = checkpoint["channel_values"]
-    blobs = [
-        (ch, v, _dump_channel(serde, ch, values[ch]) if ch in values else None)
-        for ch, v in new_versions.items()
-    ]
+    if lineage is None:
+        blobs = [
+            (ch, v, _dump_channel(serde, ch, values[ch]) if ch in values else None)
+            for ch, v in new_versions.items()
+        ]
+    else:
+        blobs = _dump_with_lineage(serde, values, new_versions, lineage)
     # The bookkeeping around the values (ids, versions, seen versions, channel names) is plain
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
     rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
     return SerializedPut(blobs, _encode_plain(rest), _dump_metadata(serde, metadata))
+
+
+def _dump_with_lineage(
+    serde: Serializer,
+    values: Mapping[str, Any],
+    new_versions: ChannelVersions,
+    lineage: dict[str, Any],
+) -> list[tuple[str, Any, bytes | None]]:
+    blobs: list[tuple[str, Any, bytes | None]] = []
+    remember = {}
+    for ch, v in new_versions.items():
+        if ch not in values:
+            blobs.append((ch, v, None))
+            lineage.pop(ch, None)
+            continue
+        value = values[ch]
+        if type(value) is list:
+            try:
+                blob, remember[ch] = dump_list(lineage, ch, v, value, serde.dumps)
+            except SerializationError:
+                _dump_channel(serde, ch, value)  # raises the error naming the channel
+                raise
+        else:
+            blob = _dump_channel(serde, ch, value)
+            lineage.pop(ch, None)
+        blobs.append((ch, v, blob))
+    lineage.update(remember)  # only once every value serialized: nothing unstored is remembered
+    return blobs
 
 
 def serialize_writes(

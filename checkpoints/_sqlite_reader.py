@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import aiosqlite
 
 from ._common import matches_filter
+from ._deltas import chain_of, is_delta, resolve
 from ._sqlite_writer import Writer
 from .base import Checkpoint, CheckpointTuple, get_checkpoint_id, thread_config
 from .serde import Serializer
@@ -109,6 +110,22 @@ class Reader:
     async def _load_blobs(
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
     ) -> dict[_BlobKey, bytes | None]:
+        loaded = await self._query_blobs(thread_id, ns, pairs)
+        # Append deltas name the versions they build on: fetch those too, in one more round.
+        missing = {
+            (key[2], base)
+            for key, value in loaded.items()
+            if is_delta(value)
+            for base in chain_of(value)  # type: ignore[arg-type]
+            if (thread_id, ns, key[2], base) not in loaded
+        }
+        if missing:
+            loaded.update(await self._query_blobs(thread_id, ns, [*missing]))
+        return loaded
+
+    async def _query_blobs(
+        self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
+    ) -> dict[_BlobKey, bytes | None]:
         loaded: dict[_BlobKey, bytes | None] = {}
         for start in range(0, len(pairs), _PAIRS_PER_QUERY):
             chunk = pairs[start : start + _PAIRS_PER_QUERY]
@@ -146,12 +163,11 @@ class Reader:
         writes: list[_WriteRow],
     ) -> CheckpointTuple:
         loads = self._serde.loads
-        values = {}
-        for ch, v in checkpoint["channel_versions"].items():
-            blob = blobs.get((f.thread_id, f.ns, ch, v))
-            if blob is not None:
-                values[ch] = loads(blob)
-        checkpoint["channel_values"] = values
+        checkpoint["channel_values"] = resolve(
+            checkpoint["channel_versions"].items(),
+            lambda ch, v: blobs.get((f.thread_id, f.ns, ch, v)),
+            loads,
+        )
         return CheckpointTuple(
             config=thread_config(f.thread_id, f.ns, f.checkpoint_id),
             checkpoint=checkpoint,

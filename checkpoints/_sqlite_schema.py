@@ -49,8 +49,15 @@ _V1_TABLES = (
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
 )
 
+
+
+async def _v2_append_deltas(conn: aiosqlite.Connection) -> None:
+    """Version 2 changes no table: from here a blob may be an append delta (`_deltas`), which
+    a version-1 reader would misread, so the bump makes older releases refuse the file."""
+
+
 # Append only: index i upgrades the component from version i to i + 1.
-MIGRATIONS: list[AsyncMigration] = [_V1_TABLES]
+MIGRATIONS: list[AsyncMigration] = [_V1_TABLES, _v2_append_deltas]
 
 
 async def migrate(conn: aiosqlite.Connection) -> int:

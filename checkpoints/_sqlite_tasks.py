@@ -8,6 +8,7 @@ from typing import Literal
 import aiosqlite
 
 from ._common import checkpoints_to_drop, thread_is_idle
+from ._deltas import closure
 from .base import Checkpoint
 from .serde import Serializer
 
@@ -100,6 +101,16 @@ async def _prune_namespace(
         if cid not in dropped
         for ch, v in c["channel_versions"].items()
     }
+    # Deltas (blobs starting 0xC1) keep the versions they build on.
+    deltas = {
+        (ch, v): value
+        for ch, v, value in await conn.execute_fetchall(
+            "SELECT channel, version, value FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND substr(value, 1, 1) = x'c1'",
+            (thread_id, ns),
+        )
+    }
+    closure(referenced, lambda ch, v: deltas.get((ch, v)))
     stored = await conn.execute_fetchall(
         "SELECT channel, version FROM blobs WHERE thread_id = ? AND checkpoint_ns = ?",
         (thread_id, ns),

@@ -100,8 +100,14 @@ class Job:
 class Writer:
     """Commits handed-over jobs in order on one connection. Thread-safe `submit`."""
 
-    def __init__(self, conn: aiosqlite.Connection, loop_thread: LoopThread) -> None:
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        loop_thread: LoopThread,
+        on_error: Callable[[], object] | None = None,
+    ) -> None:
         self._conn = conn
+        self._on_error = on_error  # told of every failed job
         self._loop_thread = loop_thread
         self._jobs: deque[Job] = deque()
         self._lock = threading.Lock()
@@ -231,6 +237,8 @@ class Writer:
             raise
 
     def _fail(self, job: Job, exc: Exception) -> None:
+        if self._on_error is not None:
+            self._on_error()
         if job.future is not None:
             job.future.set_exception(exc)
         elif self._error is None:

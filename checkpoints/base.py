@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal, NamedTuple, TypedDict

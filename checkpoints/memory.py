@@ -20,6 +20,7 @@ from ._common import (
     serialize_writes,
     thread_is_idle,
 )
+from ._deltas import Lineage, closure, resolve
 from .base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -84,6 +85,7 @@ class InMemorySaver(BaseCheckpointSaver):
         self.blobs: dict[_BlobKey, bytes | None] = {}  # None: the channel was emptied
         self.writes: dict[tuple[str, str, str], _Writes] = {}  # (thread, ns, checkpoint_id)
         self._lock = threading.RLock()
+        self._lineage = Lineage()  # lets a list that only grew be stored as its new items
 
     def __enter__(self) -> InMemorySaver:
         return self
@@ -173,12 +175,10 @@ class InMemorySaver(BaseCheckpointSaver):
         )
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for channel, version in versions.items():
-            blob = self.blobs.get((thread_id, ns, channel, version))
-            if blob is not None:
-                values[channel] = self._codec.loads(blob)
-        return values
+        blobs = self.blobs
+        return resolve(
+            versions.items(), lambda ch, v: blobs.get((thread_id, ns, ch, v)), self._codec.loads
+        )
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -192,7 +192,8 @@ class InMemorySaver(BaseCheckpointSaver):
         """Store the checkpoint and the values of the channels in `new_versions` only."""
         conf = config["configurable"]
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
-        data = serialize_put(self._codec, checkpoint, metadata, new_versions)
+        lineage = self._lineage.channels(thread_id, ns)
+        data = serialize_put(self._codec, checkpoint, metadata, new_versions, lineage)
         saved = _Saved(data.checkpoint, data.metadata, conf.get("checkpoint_id"))
         with self._lock:
             for ch, v, blob in data.blobs:
@@ -250,6 +251,7 @@ class InMemorySaver(BaseCheckpointSaver):
     def delete_thread(self, thread_id: str) -> None:
         """Forget every checkpoint, blob and write of the thread."""
         with self._lock:
+            self._lineage.forget(thread_id)
             self.storage.pop(thread_id, None)
             self.blobs = {k: v for k, v in self.blobs.items() if k[0] != thread_id}
             self.writes = {k: v for k, v in self.writes.items() if k[0] != thread_id}
@@ -258,6 +260,7 @@ class InMemorySaver(BaseCheckpointSaver):
         """Drop these checkpoints and their writes; blobs go with the next prune."""
         drop = set(checkpoint_ids)
         with self._lock:
+            self._lineage.forget(thread_id)
             for saved in self.storage.get(thread_id, {}).values():
                 for cid in drop & saved.keys():
                     del saved[cid]
@@ -296,6 +299,7 @@ class InMemorySaver(BaseCheckpointSaver):
         cutoff = prune_cutoff(older_than_seconds)
         with self._lock:
             for thread_id in thread_ids:
+                self._lineage.forget(thread_id)
                 namespaces = self.storage.get(thread_id, {})
                 checkpoints = {
                     ns: {cid: self.serde.loads(s.checkpoint) for cid, s in saved.items()}
@@ -327,11 +331,10 @@ class InMemorySaver(BaseCheckpointSaver):
             del saved[cid]
             self.writes.pop((thread_id, ns, cid), None)
         referenced = {
-            (thread_id, ns, ch, v)
-            for cid in saved
-            for ch, v in checkpoints[cid]["channel_versions"].items()
+            (ch, v) for cid in saved for ch, v in checkpoints[cid]["channel_versions"].items()
         }
-        for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k not in referenced]:
+        closure(referenced, lambda ch, v: self.blobs.get((thread_id, ns, ch, v)))
+        for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k[2:] not in referenced]:
             del self.blobs[key]
 
 

@@ -26,6 +26,7 @@ import aiosqlite
 
 from . import _sqlite_tasks as tasks
 from ._common import prune_cutoff, serialize_put, serialize_writes
+from ._deltas import Lineage
 from ._loop_thread import LoopThread
 from ._sqlite_reader import PAGE, Reader
 from ._sqlite_schema import migrate
@@ -49,6 +50,9 @@ class _Backend:
 
     def __init__(self, path: str, busy_timeout: float, serde: Serializer) -> None:
         self.loop_thread = LoopThread(name=f"graphrun-sqlite:{os.path.basename(path)}")
+        # Lets a list that only grew be stored as its new items; forgotten after a failed write,
+        # so no later delta builds on a version that never reached the file.
+        self.lineage = Lineage()
         self._lock = threading.Lock()
         self._closed = False
         try:
@@ -78,7 +82,7 @@ class _Backend:
         except BaseException:
             await conn.close()
             raise
-        return conn, reader, Writer(conn, self.loop_thread)
+        return conn, reader, Writer(conn, self.loop_thread, on_error=self.lineage.clear)
 
     def _begin_close(self) -> bool:
         with self._lock:
@@ -146,6 +150,7 @@ class SqliteSaver(BaseCheckpointSaver):
         self._writer = self._backend.writer
         self._reader = self._backend.reader
         self._loop_thread = self._backend.loop_thread
+        self._lineage = self._backend.lineage
 
     def __enter__(self) -> SqliteSaver:
         return self
@@ -206,7 +211,8 @@ class SqliteSaver(BaseCheckpointSaver):
     ) -> tuple[Rows, dict[str, Any]]:
         conf = config["configurable"]
         thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"]
-        data = serialize_put(self.serde, checkpoint, metadata, new_versions)
+        lineage = self._lineage.channels(thread_id, ns)
+        data = serialize_put(self.serde, checkpoint, metadata, new_versions, lineage)
         rows = Rows(
             checkpoints=[
                 (thread_id, ns, cid, conf.get("checkpoint_id"), data.checkpoint, data.metadata)
@@ -297,18 +303,22 @@ class SqliteSaver(BaseCheckpointSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread."""
+        self._lineage.forget(thread_id)
         self._commit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
 
     async def adelete_thread(self, thread_id: str) -> None:
+        self._lineage.forget(thread_id)
         await self._acommit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
 
     def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
         """Delete these checkpoints (every namespace) and their writes in one transaction."""
+        self._lineage.forget(thread_id)
         self._commit(task=functools.partial(
             tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
         ))
 
     async def adelete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
+        self._lineage.forget(thread_id)
         await self._acommit(task=functools.partial(
             tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
         ))
@@ -356,6 +366,8 @@ class SqliteSaver(BaseCheckpointSaver):
         older_than_seconds: float | None,
     ) -> Task:
         cutoff = prune_cutoff(older_than_seconds)
+        for thread_id in thread_ids:
+            self._lineage.forget(thread_id)
         return functools.partial(
             tasks.prune,
             serde=self.serde,

@@ -160,7 +160,7 @@ def test_a_fresh_file_opened_by_many_threads_at_once_is_migrated_once(
     for thread in threads:
         thread.join()
     assert errors == []
-    assert versions(path) == {"checkpoints": 1, "store": 1, "records": len(RECORDS)}
+    assert versions(path) == {"checkpoints": len(saver_schema.MIGRATIONS), "store": 1, "records": len(RECORDS)}
 
 
 # --- newer files, failed migrations ---------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_a_legacy_saver_file_is_upgraded_in_place_and_shared(tmp_path: Path) -> 
     with SqliteSaver(path) as saver:
         assert checkpoint_value(saver, "old") == [1, 2]
         save_checkpoint(saver, "new", (3,))
-    assert versions(path) == {"store": 1, "checkpoints": 1}
+    assert versions(path) == {"store": 1, "checkpoints": len(saver_schema.MIGRATIONS)}
     assert query(path, "PRAGMA user_version") == [(0,)]
     open_records(path)
     with SqliteSaver(path) as saver, SqliteStore(path) as store:
@@ -278,7 +278,7 @@ def test_a_legacy_store_file_is_upgraded_in_place_and_shared(tmp_path: Path) -> 
         assert store.get(("docs",), "old") is not None
     with SqliteSaver(path) as saver:
         save_checkpoint(saver, "t", 1)
-    assert versions(path) == {"store": 1, "checkpoints": 1}
+    assert versions(path) == {"store": 1, "checkpoints": len(saver_schema.MIGRATIONS)}
     assert query(path, "PRAGMA user_version") == [(0,)]
 
 

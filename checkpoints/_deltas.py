@@ -1,0 +1,158 @@
+"""Append deltas: a list channel that only grew is stored as its new items, not again in full.
+
+A message list or an ``operator.add`` list grows by a few items per step. Storing every version
+in full writes O(n) per step and O(n^2) per thread; LangGraph's savers do that. A saver here
+remembers, per (thread, namespace, channel), the list object it last stored; when the new value
+starts with exactly those objects (checked by identity, in C) only the tail is serialized, as a
+delta blob naming the versions it builds on::
+
+    b"\\xc1" + msgpack([chain, tail])   chain: the versions to read first, oldest (a full blob)
+                                         first; tail: the serialized new items
+
+``0xc1`` is the one byte msgpack never uses, so a delta cannot be mistaken for a full value.
+Chains are capped at `MAX_CHAIN` deltas, after which a full value is stored again, so a read
+fetches a bounded number of blobs.
+
+What identity cannot see is an earlier item mutated in place: that change is not stored (a
+LangGraph full blob would store it). Nodes are meant to return updates rather than mutate state;
+a reducer that mutates and returns its list is detected (the remembered length changed) and
+stored in full.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+import msgspec
+
+__all__ = ["MAX_CHAIN", "Lineage", "closure", "dump_list", "is_delta", "resolve"]
+
+MAX_CHAIN = 32
+_MARK = b"\xc1"
+_encode = msgspec.msgpack.Encoder().encode
+_decode_header = msgspec.msgpack.Decoder(tuple[list[Any], bytes]).decode
+_THREADS = 256  # (thread, namespace) pairs remembered per saver; least recently used go first
+
+
+class _Last(NamedTuple):
+    version: Any
+    value: list[Any]  # the very object stored: identity is the whole check
+    length: int  # its length then; a different length now means it was mutated
+    chain: tuple[Any, ...]  # the versions a read of `version` needs before it
+
+
+def is_delta(blob: Any) -> bool:
+    return type(blob) is bytes and blob[:1] == _MARK
+
+
+def chain_of(blob: bytes) -> list[Any]:
+    """The versions a delta blob builds on, oldest first."""
+    return _decode_header(memoryview(blob)[1:])[0]
+
+
+def rebuild(blob: bytes, ancestor: Callable[[Any], Any], loads: Callable[[Any], Any]) -> list[Any]:
+    """The full list a delta stands for; `ancestor(version)` returns a stored blob or None."""
+    chain, tail = _decode_header(memoryview(blob)[1:])
+    value: list[Any] | None = None
+    for version in chain:
+        part = ancestor(version)
+        if part is None:
+            raise LookupError(f"checkpoint blob version {version!r} is missing")
+        if value is None:
+            value = loads(part)
+            if type(value) is not list:
+                raise TypeError("a delta chain must start with a stored list")
+        else:
+            value.extend(loads(_decode_header(memoryview(part)[1:])[1]))
+    assert value is not None, "a delta always names at least its base"
+    value.extend(loads(tail))
+    return value
+
+
+def resolve(
+    wanted: Iterable[tuple[str, Any]],
+    blob: Callable[[str, Any], Any],
+    loads: Callable[[Any], Any],
+) -> dict[str, Any]:
+    """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out."""
+    values: dict[str, Any] = {}
+    for channel, version in wanted:
+        found = blob(channel, version)
+        if found is None:
+            continue
+        if is_delta(found):
+            values[channel] = rebuild(found, lambda v, ch=channel: blob(ch, v), loads)
+        else:
+            values[channel] = loads(found)
+    return values
+
+
+def closure(referenced: set[tuple[str, Any]], blob: Callable[[str, Any], Any]) -> None:
+    """Add to `referenced` every (channel, version) a referenced delta builds on (pruning)."""
+    for channel, version in list(referenced):
+        found = blob(channel, version)
+        if is_delta(found):
+            referenced.update((channel, v) for v in chain_of(found))
+
+
+class Lineage:
+    """Per saver: the list last stored for each channel, to store the next version as a delta.
+
+    Thread-safe; bounded to the most recently written `_THREADS` (thread, namespace) pairs, and
+    forgotten for a thread whenever its stored data is deleted or pruned.
+    """
+
+    def __init__(self) -> None:
+        self._last: OrderedDict[tuple[str, str], dict[str, _Last]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def channels(self, thread_id: str, ns: str) -> dict[str, _Last]:
+        key = (thread_id, ns)
+        with self._lock:
+            found = self._last.get(key)
+            if found is None:
+                found = self._last[key] = {}
+                if len(self._last) > _THREADS:
+                    self._last.popitem(last=False)
+            else:
+                self._last.move_to_end(key)
+            return found
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._last if k[0] == thread_id]:
+                del self._last[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._last.clear()
+
+
+def dump_list(
+    last: Mapping[str, _Last],
+    channel: str,
+    version: Any,
+    value: list[Any],
+    dumps: Callable[[Any], bytes],
+) -> tuple[bytes, _Last]:
+    """Serialize a list channel's new version, as a delta on the last one when it only grew.
+
+    Returns the blob and what to remember once the whole checkpoint has been serialized."""
+    prev = last.get(channel)
+    if (
+        prev is not None
+        and len(prev.chain) < MAX_CHAIN
+        and len(prev.value) == prev.length
+        and len(value) >= prev.length
+        and all(map(operator.is_, prev.value, value))
+    ):
+        chain = (*prev.chain, prev.version)
+        blob = _MARK + _encode((chain, dumps(value[prev.length :])))
+    else:
+        chain = ()
+        blob = dumps(value)
+    return blob, _Last(version, value, len(value), chain)

@@ -1,0 +1,252 @@
+"""A list channel that only grew is stored as its new items (checkpoints/_deltas.py).
+
+Every test reads the values back through the saver (and for SQLite from a fresh saver on the same
+file), so a delta that cannot be rebuilt, or rebuilds the wrong list, fails here.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from checkpoints import BaseCheckpointSaver, InMemorySaver, SqliteSaver
+from checkpoints._deltas import MAX_CHAIN
+from checkpoints.base import empty_checkpoint, thread_config
+from engine import END, START, StateGraph
+
+
+class State(TypedDict):
+    items: Annotated[list, operator.add]
+    n: int
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    with SqliteSaver(tmp_path / "deltas.db") as sqlite_saver:
+        yield sqlite_saver
+
+
+def stored_blobs(saver: BaseCheckpointSaver, channel: str) -> list[bytes]:
+    """The raw blobs of one channel, oldest version first."""
+    if isinstance(saver, InMemorySaver):
+        return [b for (_, _, ch, _), b in sorted(saver.blobs.items()) if ch == channel]
+    saver.flush()
+    with sqlite3.connect(saver.path) as conn:
+        rows = conn.execute(
+            "SELECT value FROM blobs WHERE channel = ? ORDER BY version", (channel,)
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def is_delta(blob: Any) -> bool:
+    return isinstance(blob, bytes) and blob[:1] == b"\xc1"
+
+
+def counting_graph(steps: int, item: Any = ("t", 1)) -> StateGraph:
+    """Appends one item per step, `steps` times."""
+
+    def add(state: State) -> dict:
+        return {"items": [{"step": state["n"], "payload": item}], "n": state["n"] + 1}
+
+    builder = StateGraph(State)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    builder.add_conditional_edges("add", lambda s: END if s["n"] >= steps else "add")
+    return builder
+
+
+def expected(steps: int, item: Any = ("t", 1)) -> list[dict]:
+    return [{"step": i, "payload": item} for i in range(steps)]
+
+
+def test_a_growing_list_is_stored_as_deltas_and_every_checkpoint_reads_back(
+    saver: BaseCheckpointSaver,
+) -> None:
+    graph = counting_graph(20).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    graph.invoke({"items": [], "n": 0}, config)
+
+    blobs = stored_blobs(saver, "items")
+    assert sum(map(is_delta, blobs)) >= 19, "each appended step should store only its new item"
+    # Every checkpoint in the history, not only the latest, rebuilds its exact list, with the
+    # tuple inside each item still a tuple.
+    states = list(graph.get_state_history(config))
+    for snapshot in states[:-1]:  # the last is the input checkpoint, before any value
+        n = snapshot.values["n"]
+        assert snapshot.values["items"] == expected(n)
+        assert all(type(i["payload"]) is tuple for i in snapshot.values["items"])
+    assert states[0].values["n"] == 20
+
+
+def test_deltas_are_capped_so_a_read_fetches_a_bounded_chain(saver: BaseCheckpointSaver) -> None:
+    steps = MAX_CHAIN * 2 + 5
+    graph = counting_graph(steps).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 1000}
+    graph.invoke({"items": [], "n": 0}, config)
+
+    blobs = stored_blobs(saver, "items")
+    run = longest = 0
+    for blob in blobs:
+        run = run + 1 if is_delta(blob) else 0
+        longest = max(longest, run)
+    assert longest == MAX_CHAIN
+    assert sum(not is_delta(b) for b in blobs) >= 3  # full values restart the chain
+    assert graph.get_state(config).values["items"] == expected(steps)
+
+
+def test_sqlite_deltas_read_back_from_a_fresh_saver_and_a_new_run_continues(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "deltas.db"
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    with SqliteSaver(path) as first:
+        counting_graph(10).compile(checkpointer=first).invoke({"items": [], "n": 0}, config)
+    with SqliteSaver(path) as second:
+        graph = counting_graph(25).compile(checkpointer=second)
+        assert graph.get_state(config).values["items"] == expected(10)
+        graph.invoke({"n": 10}, config)  # new input on the finished thread: loops on to 25
+        assert graph.get_state(config).values["items"] == expected(25)
+    with SqliteSaver(path) as third:
+        assert counting_graph(25).compile(checkpointer=third).get_state(config).values[
+            "items"
+        ] == expected(25)
+
+
+def extend_in_place(old: list, new: list) -> list:
+    old.extend(new)
+    return old
+
+
+class Mutating(TypedDict):
+    items: Annotated[list, extend_in_place]
+    n: int
+
+
+def test_a_reducer_that_mutates_its_list_in_place_is_stored_in_full(
+    saver: BaseCheckpointSaver,
+) -> None:
+    def add(state: Mutating) -> dict:
+        return {"items": [state["n"]], "n": state["n"] + 1}
+
+    builder = StateGraph(Mutating)
+    builder.add_node("add", add)
+    builder.add_edge(START, "add")
+    builder.add_conditional_edges("add", lambda s: END if s["n"] >= 6 else "add")
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    result = graph.invoke({"items": [], "n": 0}, config)
+
+    blobs = stored_blobs(saver, "items")
+    assert len(blobs) > 5
+    assert not any(map(is_delta, blobs))
+    # LangGraph 1.2.22 gives the same doubled list (the reducer also sees the node's write twice).
+    assert result["items"] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert graph.get_state(config).values["items"] == result["items"]
+
+
+def test_a_replaced_item_is_stored_in_full(saver: BaseCheckpointSaver) -> None:
+    config = thread_config("t")
+    first, second = {"id": "1", "text": "a"}, {"id": "2", "text": "b"}
+    values = [first, second]
+    config = put(saver, config, {"m": values}, {"m": 1})
+    grown = [*values, {"id": "3", "text": "c"}]
+    config = put(saver, config, {"m": grown}, {"m": 2})
+    replaced = [first, {"id": "2", "text": "edited"}, grown[2]]  # same length, one new object
+    put(saver, config, {"m": replaced}, {"m": 3})
+
+    blobs = stored_blobs(saver, "m")
+    assert [is_delta(b) for b in blobs] == [False, True, False]
+    latest = saver.get_tuple(thread_config("t"))
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["m"] == replaced
+
+
+def test_a_list_mutated_after_it_was_stored_is_not_used_as_a_base(
+    saver: BaseCheckpointSaver,
+) -> None:
+    values = [1, 2]
+    config = put(saver, thread_config("t"), {"m": values}, {"m": 1})
+    values.append(99)  # user code appends to the stored object itself
+    put(saver, config, {"m": [*values, 3]}, {"m": 2})
+
+    assert not any(map(is_delta, stored_blobs(saver, "m")))
+    latest = saver.get_tuple(thread_config("t"))
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["m"] == [1, 2, 99, 3]
+
+
+def test_prune_keeps_the_versions_a_kept_delta_builds_on(saver: BaseCheckpointSaver) -> None:
+    graph = counting_graph(12).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    graph.invoke({"items": [], "n": 0}, config)
+    saver.prune(["t"], strategy="keep_latest", keep_last=1)
+
+    assert len(list(saver.list(thread_config("t")))) == 1
+    assert graph.get_state(config).values["items"] == expected(12)
+    blobs = stored_blobs(saver, "items")
+    # The input's empty list and the twelve deltas on it; no other version survived.
+    assert [is_delta(b) for b in blobs] == [False] + [True] * 12
+
+
+def test_copy_thread_and_delete_thread_with_deltas(saver: BaseCheckpointSaver) -> None:
+    graph = counting_graph(8).compile(checkpointer=saver)
+    graph.invoke({"items": [], "n": 0}, {"configurable": {"thread_id": "a"}})
+    saver.copy_thread("a", "b")
+    saver.delete_thread("a")
+
+    copied = graph.get_state({"configurable": {"thread_id": "b"}})
+    assert copied.values["items"] == expected(8)
+    assert graph.get_state({"configurable": {"thread_id": "a"}}).values == {}
+    # The copy goes on growing: its first new version is stored in full, then deltas again.
+    more = counting_graph(11).compile(checkpointer=saver)
+    more.invoke({"n": 8}, {"configurable": {"thread_id": "b"}})
+    assert more.get_state({"configurable": {"thread_id": "b"}}).values["items"] == expected(11)
+
+
+def test_messages_grow_as_deltas_and_forks_read_their_own_history(
+    saver: BaseCheckpointSaver,
+) -> None:
+    from engine import MessagesState
+
+    def reply(state: MessagesState) -> dict:
+        return {"messages": [{"role": "ai", "content": f"echo {len(state['messages'])}"}]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    builder.add_edge("reply", END)
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    for turn in range(5):
+        graph.invoke({"messages": [{"role": "user", "content": f"hi {turn}"}]}, config)
+    assert sum(map(is_delta, stored_blobs(saver, "messages"))) >= 5
+
+    history = list(graph.get_state_history(config))
+    middle = next(s for s in history if len(s.values.get("messages", [])) == 4)
+    forked = graph.invoke({"messages": [{"role": "user", "content": "fork"}]}, middle.config)
+    contents = [_content(m) for m in forked["messages"]]
+    assert contents == ["hi 0", "echo 1", "hi 1", "echo 3", "fork", "echo 5"]
+    latest = graph.get_state(config).values["messages"]
+    assert [_content(m) for m in latest][-2:] == ["fork", "echo 5"]
+    assert [_content(m) for m in graph.get_state(middle.config).values["messages"]] == contents[:4]
+
+
+def _content(message: Any) -> str:
+    return message["content"] if isinstance(message, dict) else message.content
+
+
+def put(
+    saver: BaseCheckpointSaver, config: dict[str, Any], values: dict, new_versions: dict
+) -> dict[str, Any]:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = values
+    checkpoint["channel_versions"] = dict(new_versions)
+    return saver.put(config, checkpoint, {"source": "loop", "step": 0}, new_versions)
