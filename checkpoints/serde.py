@@ -1,13 +1,21 @@
 """Type-preserving msgpack serialization for checkpoints, writes and metadata.
 
-msgspec encodes tuples, sets, UUIDs, dataclasses, Structs ... natively, but decodes them back as
-lists, strings and dicts. Checkpoint state must come back with its exact types (a node that put a
-tuple in the state reads a tuple after a resume), so values are first walked into plain msgpack
-data where every type msgpack cannot name travels as an ``Ext`` (code + nested msgpack payload).
+msgpack decodes tuples, sets, UUIDs, dataclasses, Structs ... back as lists, strings and dicts.
+Checkpoint state must come back with its exact types (a node that put a tuple in the state reads
+a tuple after a resume), so every type msgpack cannot name travels as an ``Ext`` (code + nested
+msgpack payload).
+
+Encoding is one C pass of ormsgpack, whose passthrough options hand exactly those types to our
+hook (`_fast_default`) and encode everything plain itself. msgspec has no such option (it encodes
+tuples, dataclasses ... natively and lossily), so with msgspec alone the plain parts had to be
+checked by a Python walk first, at several times the cost of the encode. A value ormsgpack refuses
+as a whole (a dict with non-string keys, an unsupported type) takes the Python walk `_walk`, which
+also words the errors. Decoding is msgspec's. bytearray and memoryview are stored as bytes, as in
+LangGraph's serializer (ormsgpack encodes them natively); ext 4 is still read back.
 
 Ext codes (stable: they are stored in checkpoint files)::
 
-     1 tuple        2 set          3 frozenset     4 bytearray     5 dict with non-scalar keys
+     1 tuple        2 set          3 frozenset     4 bytearray (read only) 5 dict, non-scalar keys
      7 datetime     8 date         9 time         10 timedelta    11 UUID
     12 Decimal     13 Enum        14 dataclass    15 namedtuple   16 msgspec Struct
     17 pydantic model (LangChain messages are pydantic models)
@@ -32,6 +40,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
+import ormsgpack
 from msgspec.msgpack import Ext
 
 __all__ = ["SerializationError", "Serializer", "default_serializer"]
@@ -48,6 +57,31 @@ def _unsupported(t: type) -> SerializationError:
 
 
 _encode = msgspec.msgpack.Encoder().encode
+
+# Every type msgpack would store lossily goes to `_fast_default` instead (bytearray cannot).
+_PASSTHROUGH = (
+    ormsgpack.OPT_PASSTHROUGH_BIG_INT
+    | ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_SUBCLASS
+    | ormsgpack.OPT_PASSTHROUGH_TUPLE
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+)
+_packb = ormsgpack.packb
+_OrmExt = ormsgpack.Ext
+
+
+def _fast_default(obj: Any) -> Any:
+    """ormsgpack's hook: the same conversion as the walk, handed back as ormsgpack's Ext."""
+    if type(obj) is int:
+        raise OverflowError("int out of range")  # a big int: the walk's error words it
+    converted = _walk(obj)
+    return _OrmExt(converted.code, converted.data) if type(converted) is Ext else converted
+
+
+def _fast_encode(obj: Any) -> bytes:
+    return _packb(obj, default=_fast_default, option=_PASSTHROUGH)
 
 # Types msgpack stores and returns unchanged (also as map keys); the rest go through a converter.
 _PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
@@ -101,7 +135,8 @@ _converters: dict[type, _Converter] = {
     tuple: lambda o: _ext(1, _list(o)),
     set: lambda o: _ext(2, _list(o)),
     frozenset: lambda o: _ext(3, _list(o)),
-    bytearray: lambda o: _ext(4, bytes(o)),
+    bytearray: bytes,  # as ormsgpack stores it on the fast path
+    memoryview: bytes,
     datetime: _datetime,
     date: lambda o: _ext(8, o.isoformat()),
     time: lambda o: _ext(9, o.isoformat()),
@@ -168,38 +203,6 @@ def _base_converter(t: type) -> _Converter:
             conv = _converters.get(base)
             return conv if conv is not None else base
     raise _unsupported(t)
-
-
-def _plain_tree(obj: Any) -> bool:
-    """True when `obj` is made only of plain scalars, lists and dicts with scalar keys.
-
-    Such a value loses nothing in msgpack, so it is encoded in one C-level call without the
-    type-preserving walk (and without copying). The check allocates nothing per container.
-    """
-    plain = _PLAIN
-    t = type(obj)
-    if t in plain:
-        return True
-    if t is not list and t is not dict:
-        return False
-    stack = [obj]
-    pop, push = stack.pop, stack.append
-    while stack:
-        current = pop()
-        if type(current) is dict:
-            for key in current:
-                if type(key) not in plain:
-                    return False
-            current = current.values()
-        for value in current:
-            tv = type(value)
-            if tv in plain:
-                continue
-            if tv is list or tv is dict:
-                push(value)
-                continue
-            return False
-    return True
 
 
 # --- decoding -------------------------------------------------------------------------------
@@ -300,8 +303,10 @@ class Serializer:
     def dumps(self, obj: Any) -> bytes:
         """Encode `obj`; raises `SerializationError` naming the first unsupported type."""
         try:
-            if _plain_tree(obj):  # nothing msgpack would lose: one C-level encode, no walk
-                return _encode(obj)
+            return _fast_encode(obj)
+        except TypeError:  # ormsgpack refused it as a whole (see the module docstring)
+            pass
+        try:
             return _encode(_walk(obj))
         except OverflowError as exc:
             raise SerializationError(f"Object of type 'int' is not serializable: {exc}") from exc

@@ -97,7 +97,6 @@ VALUES = {
     "tuple": (1, (2, "3"), [4, (5,)]),
     "set": {1, 2, (3, 4)},
     "frozenset": frozenset({"a", frozenset({1})}),
-    "bytearray": bytearray(b"\x00\xff"),
     "nested dict": {"a": {"b": [(1, 2), {3}]}, "c": ()},
     "non-string keys": {1: "int", (1, 2): "tuple", frozenset({3}): "frozenset", None: 0},
     "naive datetime": datetime(2024, 5, 6, 7, 8, 9, 123456),
@@ -120,6 +119,22 @@ def test_round_trip_keeps_exact_types(value: Any) -> None:
     result = roundtrip(value)
     assert result == value
     assert type_tree(result) == type_tree(value)
+
+
+@pytest.mark.parametrize("value", [bytearray(b"\x00\xff"), memoryview(b"\x00\xff")])
+def test_byte_buffers_come_back_as_bytes_as_in_langgraph(value: Any) -> None:
+    assert roundtrip(value) == b"\x00\xff"
+    assert type(roundtrip(value)) is bytes
+    assert roundtrip({"k": (value,)}) == {"k": (b"\x00\xff",)}  # inside a typed value too
+    assert roundtrip({1: value}) == {1: b"\x00\xff"}  # and on the walk (non-string keys)
+
+
+def test_data_written_with_the_bytearray_ext_still_reads_back() -> None:
+    from msgspec.msgpack import Encoder, Ext
+
+    assert default_serializer.loads(Encoder().encode(Ext(4, Encoder().encode(b"ab")))) == (
+        bytearray(b"ab")
+    )
 
 
 @pytest.mark.parametrize(
