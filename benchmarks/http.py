@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -175,15 +176,25 @@ def _sequential(server: _Server, runs: int) -> dict[str, Any]:
 
 
 def _concurrent(server: _Server, clients: int, per_client: int) -> dict[str, Any]:
+    # Each client connects and warms up first (as the sequential case does); the clock runs
+    # from the moment all of them are ready until the last one is done.
+    ready = threading.Barrier(clients + 1, timeout=120)  # a failed client breaks it: no hang
+
     def work(_: int) -> None:
         with httpx.Client(base_url=server.url, timeout=60) as client:
+            for _ in range(3):
+                client.post("/runs/wait", json=_BODY).raise_for_status()
+            ready.wait()
             for _ in range(per_client):
                 client.post("/runs/wait", json=_BODY).raise_for_status()
 
-    started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
-        list(pool.map(work, range(clients)))
-    elapsed = time.perf_counter() - started
+        done = [pool.submit(work, i) for i in range(clients)]
+        ready.wait()
+        started = time.perf_counter()
+        for future in done:
+            future.result()
+        elapsed = time.perf_counter() - started
     total = clients * per_client
     return {"median_ms": elapsed * 1000 / total, "q1_ms": 0, "q3_ms": 0, "reps": total,
             "runs_per_s": total / elapsed}
@@ -215,7 +226,7 @@ def _measure(server: _Server, quick: bool) -> dict[str, dict[str, Any]]:
     return {
         "http_idle_rss": {"median_ms": 0.0, "q1_ms": 0.0, "q3_ms": 0.0, "reps": 1, "rss_mib": rss},
         "http_wait_sequential": _sequential(server, 50 if quick else 300),
-        "http_wait_10_clients": _concurrent(server, 10, 5 if quick else 30),
+        "http_wait_10_clients": _concurrent(server, 10, 5 if quick else 50),
         "http_sse_events": _sse(server, 2 if quick else 5),
     }
 

@@ -18,7 +18,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.from_thread
-import anyio.lowlevel
 import anyio.to_thread
 
 from checkpoints.base import CheckpointTuple
@@ -27,7 +26,7 @@ from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
 from ._state import update_state_run
-from ._stream import Sink, normalize_modes, shape
+from ._stream import Sink, loop_caller, normalize_modes, shape
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
 from .types import StateSnapshot
 
@@ -574,7 +573,7 @@ async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
     boundary and saves what it finished, and the thread is waited for (no orphan).
     """
     buffer: collections.deque[Any] = collections.deque()
-    token = anyio.lowlevel.current_token()
+    call_soon = loop_caller()
     state: dict[str, Any] = {"event": anyio.Event(), "notified": False, "done": False,
                              "error": None}
     stop = threading.Event()
@@ -588,12 +587,12 @@ async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
                 buffer.append(item)
                 if not state["notified"]:
                     state["notified"] = True
-                    anyio.from_thread.run_sync(notify, token=token)
+                    call_soon(notify)
         except BaseException as error:  # handed to the consumer
             state["error"] = error
         finally:
             state["done"] = True
-            anyio.from_thread.run_sync(notify, token=token)
+            call_soon(notify)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(functools.partial(anyio.to_thread.run_sync, work, abandon_on_cancel=False))

@@ -6,6 +6,7 @@ asked for; `shape()` turns an item into the output form the caller's arguments s
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -41,19 +42,36 @@ class Sink:
         self.wakeup: Wakeup | None = None  # async live streaming
 
 
+def loop_caller() -> Callable[[Callable[[], object]], object]:
+    """For worker threads: schedule a callback on the current event loop without waiting.
+
+    anyio's `from_thread.run_sync` blocks the thread for a round trip through the loop; a
+    wake-up needs no answer, and on asyncio that round trip was a large part of a short run's
+    cost in the server. Other backends keep anyio's call.
+    """
+    try:
+        return asyncio.get_running_loop().call_soon_threadsafe
+    except RuntimeError:  # not asyncio (trio)
+        token = anyio.lowlevel.current_token()
+        return lambda fn: anyio.from_thread.run_sync(fn, token=token)
+
+
 class Wakeup:
     """Wakes an async stream consumer from the event loop thread or from any worker thread."""
 
     def __init__(self) -> None:
         self.event = anyio.Event()
-        self.token = anyio.lowlevel.current_token()
+        self.call_soon = loop_caller()
         self.thread = threading.get_ident()
 
     def set(self) -> None:
         if threading.get_ident() == self.thread:
             self.event.set()
         else:
-            anyio.from_thread.run_sync(self.event.set, token=self.token)
+            self.call_soon(self._set)
+
+    def _set(self) -> None:  # on the loop: `event` may have been replaced since the call
+        self.event.set()
 
     async def wait(self) -> None:
         await self.event.wait()
