@@ -90,6 +90,10 @@ def add_messages(left: Any, right: Any) -> list[Any]:
     else:
         left_list = [_with_id(m) for m in _coerce(left)]
     fresh = _coerce(right)
+    if not any(_get(m, "id") or _is_remove(m) for m in fresh):
+        # Every new message gets a fresh uuid4 here, so none can replace or remove one of
+        # `left`: append without building `left`'s id set (O(history) per step otherwise).
+        return [*left_list, *(_with_id(m) for m in fresh)]
     right_list = [m if _get(m, "id") else _with_id(m) for m in fresh]
     if not any(_is_remove(m) for m in right_list):
         new_ids = {_get(m, "id") for m in right_list}
