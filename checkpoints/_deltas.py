@@ -35,7 +35,10 @@ MAX_CHAIN = 32
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
 _decode_header = msgspec.msgpack.Decoder(tuple[list[Any], bytes]).decode
-_THREADS = 256  # (thread, namespace) pairs remembered per saver; least recently used go first
+# (thread, namespace) pairs remembered per saver, least recently used dropped first. A run that
+# loads a checkpoint gets new objects (no identity with what was stored), so this only has to
+# cover the runs in progress; each entry keeps its last list alive, so it stays small.
+_THREADS = 64
 
 
 class _Last(NamedTuple):

@@ -250,3 +250,29 @@ def put(
     checkpoint["channel_values"] = values
     checkpoint["channel_versions"] = dict(new_versions)
     return saver.put(config, checkpoint, {"source": "loop", "step": 0}, new_versions)
+
+
+def test_more_threads_than_the_lineage_remembers_still_read_back(
+    saver: BaseCheckpointSaver,
+) -> None:
+    from checkpoints._deltas import _THREADS
+
+    threads = [f"t{i}" for i in range(_THREADS + 6)]
+    lists = {t: [t] for t in threads}
+    configs = {t: put(saver, thread_config(t), {"m": lists[t]}, {"m": 1}) for t in threads}
+    for version in (2, 3):  # round robin: the oldest threads were forgotten in between
+        for t in threads:
+            lists[t] = [*lists[t], version]
+            configs[t] = put(saver, configs[t], {"m": lists[t]}, {"m": version})
+    for t in threads:
+        latest = saver.get_tuple(thread_config(t))
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["m"] == [t, 2, 3]
+    # Round robin over more threads than remembered: every version was stored in full ...
+    assert not any(map(is_delta, stored_blobs(saver, "m")))
+    # ... while a thread written again at once (a run's consecutive steps) gets a delta.
+    last = threads[-1]
+    put(saver, configs[last], {"m": [*lists[last], 4]}, {"m": 4})
+    assert sum(map(is_delta, stored_blobs(saver, "m"))) == 1
+    latest = saver.get_tuple(thread_config(last))
+    assert latest is not None and latest.checkpoint["channel_values"]["m"] == [last, 2, 3, 4]
