@@ -98,7 +98,14 @@ class CompiledStateGraph:
             sink = parent.sink
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")
-        return Run(
+        # A subgraph started for the first time by a task prepared on a checkpoint this parent
+        # run made has nothing saved under its namespace (the task id is new): skip the lookup,
+        # which with SQLite waits for the writer. A retry or a second subgraph call in the same
+        # task, or a task of a resumed step, still looks.
+        fresh = parent is not None and parent.owns_checkpoint and not scope.task.spawned
+        if scope is not None:
+            scope.task.spawned = True
+        run = Run(
             self,
             config,
             sink=sink,
@@ -111,10 +118,12 @@ class CompiledStateGraph:
             interrupt_after=tuple(after) if after is not None else self.plan.interrupt_after,
             durability=_durability(kwargs.get("durability")),
         )
+        run.fresh_namespace = fresh
+        return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
-        if run.checkpointer is None:
-            return None
+        if run.checkpointer is None or run.fresh_namespace:
+            return None  # nothing saved to look for (see `_new_run`)
         conf = run.config["configurable"]
         if run.thread_id is None:
             raise ValueError(

@@ -95,6 +95,10 @@ class Run:
         self.updated: list[str] | None = None
         self.checkpoint_id: str | None = None
         self.checkpoint_config: dict[str, Any] | None = None
+        # The current checkpoint was made by this run (not read from the saver): the tasks
+        # prepared on it have ids no earlier run used, so their subgraphs start from nothing.
+        self.owns_checkpoint = False
+        self.fresh_namespace = False  # a subgraph with nothing saved yet (set by its caller)
         self.parent_config: dict[str, Any] | None = None
         self.saved_metadata: dict[str, Any] = {}
         self.dirty: set[str] = set()  # channels whose version moved since the last checkpoint
@@ -221,6 +225,7 @@ class Run:
         self.updated = list(cp["updated_channels"]) if cp.get("updated_channels") else None
         self.checkpoint_id = cp["id"]
         self.checkpoint_config = saved.config
+        self.owns_checkpoint = False
         self.parent_config = saved.parent_config
         self.saved_metadata = dict(saved.metadata or {})
         self.step = self.saved_metadata.get("step", -2)
@@ -590,6 +595,7 @@ class Run:
             }
             self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
         self.checkpoint_config = config
+        self.owns_checkpoint = True
         self.saved_metadata = metadata
         if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)

@@ -40,7 +40,7 @@ class Task:
 
     __slots__ = (
         "id", "name", "node", "input", "path", "triggers", "ns", "writes", "update", "resume",
-        "error", "interrupts", "interrupted", "done", "cached", "order",
+        "error", "interrupts", "interrupted", "done", "cached", "order", "spawned",
     )
 
     def __init__(
@@ -63,6 +63,7 @@ class Task:
         self.done = False
         self.cached = False
         self.order = order
+        self.spawned = False  # a subgraph run was started under this task's namespace
 
     def __repr__(self) -> str:
         return f"Task({self.name!r}, id={self.id!r})"
