@@ -212,7 +212,14 @@ class CompiledStateGraph:
         if live and run.parent is None:
             events: queue.SimpleQueue[Any] = queue.SimpleQueue()
             sink.events = events
-            sink.push = lambda item: (buffer.append(item), events.put(None))  # type: ignore[func-returns-value]
+
+            def push(item: Any) -> None:  # from any thread; wakes the driver once per batch
+                buffer.append(item)
+                if not sink.notified:
+                    sink.notified = True
+                    events.put(None)
+
+            sink.push = push
         lookup = self._lookup_config(run)
         saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)

@@ -30,7 +30,7 @@ _KNOWN = frozenset(
 class Sink:
     """Where a run and its subgraph runs push stream items (thread-safe `push`)."""
 
-    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup")
+    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup", "notified")
 
     def __init__(
         self, modes: frozenset[str], subgraphs: bool, push: Callable[[StreamItem], None]
@@ -39,6 +39,7 @@ class Sink:
         self.subgraphs = subgraphs
         self.push = push
         self.events: Any = None  # sync live streaming: a queue the driver waits on
+        self.notified = False  # sync live streaming: `events` has a wake-up the driver has not seen
         self.wakeup: Wakeup | None = None  # async live streaming
 
 
@@ -63,8 +64,12 @@ class Wakeup:
         self.event = anyio.Event()
         self.call_soon = loop_caller()
         self.thread = threading.get_ident()
+        self.pending = False  # set (or a set is scheduled) since the consumer last woke
 
     def set(self) -> None:
+        if self.pending:  # one wake-up covers every chunk pushed before the consumer drains
+            return
+        self.pending = True
         if threading.get_ident() == self.thread:
             self.event.set()
         else:
@@ -76,6 +81,7 @@ class Wakeup:
     async def wait(self) -> None:
         await self.event.wait()
         self.event = anyio.Event()
+        self.pending = False  # before the consumer drains: a later push wakes it again
 
 
 def normalize_modes(stream_mode: str | Sequence[str]) -> tuple[list[str], bool]:

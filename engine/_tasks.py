@@ -424,11 +424,14 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
         flush_sync(run)
         yield
     remaining = len(futures)
+    sink = run.sink
     while remaining:
         item = events.get()
         if item is _DONE:
             remaining -= 1
             flush_sync(run)
+        else:
+            sink.notified = False  # before the caller drains: a later push wakes us again
         yield
 
 
