@@ -66,6 +66,14 @@ class Rows:
         self.blobs += other.blobs
         self.writes += other.writes
 
+    def nbytes(self) -> int:
+        """The serialized bytes these rows carry (roughly what the commit adds to the WAL)."""
+        return (
+            sum(len(r[4]) + len(r[5]) for r in self.checkpoints)
+            + sum(len(r[4]) for r in self.blobs if r[4] is not None)
+            + sum(len(r[6]) for r in self.writes)
+        )
+
     def insert_and_commit(self, raw: sqlite3.Connection) -> None:
         """On the connection thread: every insert, then the commit; any failure rolls back."""
         try:
@@ -143,9 +151,11 @@ class Writer:
         conn: aiosqlite.Connection,
         loop_thread: LoopThread,
         on_error: Callable[[], object] | None = None,
+        on_commit: Callable[[int], object] | None = None,
     ) -> None:
         self._conn = conn
         self._on_error = on_error  # told of every failed job
+        self._on_commit = on_commit  # told the bytes of every committed batch (on the loop)
         self._loop_thread = loop_thread
         self._jobs: deque[Job] = deque()
         self._lock = threading.Lock()
@@ -252,6 +262,8 @@ class Writer:
             for job in jobs:
                 if job.future is not None:
                     job.future.set_result(None)
+            if self._on_commit is not None:
+                self._on_commit(sum(job.rows.nbytes() for job in jobs if job.rows is not None))
 
     async def _apply(self, jobs: list[Job]) -> None:
         if all(job.rows is None and job.task is None for job in jobs):

@@ -312,3 +312,28 @@ def test_reads_after_close_raise(path: Path) -> None:
     saver.close()
     with pytest.raises(RuntimeError, match="closed"):
         saver.get_tuple(thread_config("t"))
+
+
+def test_the_wal_is_copied_into_the_file_in_the_background(path: Path) -> None:
+    """Large puts do not wait for SQLite's inline WAL copy: the saver copies in the background,
+    so the main file holds the data while the saver is still open, and it all reads back."""
+    from checkpoints._sqlite_wal_copy import INLINE_PAGES, THRESHOLD
+
+    payload = "x" * (256 << 10)  # 256 KiB per value
+    count = 2 * THRESHOLD // len(payload) + 2
+    with SqliteSaver(path) as saver:
+        config = thread_config("t")
+        for version in range(1, count + 1):
+            checkpoint = checkpoint_with({"big": f"{version}{payload}"}, {"big": version})
+            config = saver.put(config, checkpoint, {"step": version}, {"big": version})
+        saver.flush()
+        saver.wait_idle()
+        copied = path.stat().st_size
+        assert copied >= THRESHOLD  # without the background copy the file stays near empty
+        assert INLINE_PAGES * 4096 > count * len(payload)  # so SQLite's inline copy never ran
+        latest = saver.get_tuple(thread_config("t"))
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["big"] == f"{count}{payload}"
+    with SqliteSaver(path) as reopened:
+        assert reopened.get_tuple(config) is not None
+    assert execute(path, "PRAGMA integrity_check") == [("ok",)]
