@@ -73,15 +73,52 @@ _OrmExt = ormsgpack.Ext
 
 
 def _fast_default(obj: Any) -> Any:
-    """ormsgpack's hook: the same conversion as the walk, handed back as ormsgpack's Ext."""
-    if type(obj) is int:
+    """ormsgpack's hook: the walk's Ext for `obj`, with its payload also encoded in C."""
+    t = type(obj)
+    if t is int:
         raise OverflowError("int out of range")  # a big int: the walk's error words it
-    converted = _walk(obj)
-    return _OrmExt(converted.code, converted.data) if type(converted) is Ext else converted
+    make = _fast_exts.get(t)
+    if make is None:
+        make = _fast_exts[t] = _fast_ext_for(t)
+    return make(obj)
+
+
+def _fast_ext_for(t: type) -> _Converter:
+    """Per type, once: the same Ext as `_converter_for`, but the payload is handed to ormsgpack
+    unwalked, so only the typed values inside it come back through Python."""
+    if t is tuple or t is set or t is frozenset:
+        code = {tuple: 1, set: 2, frozenset: 3}[t]
+        return lambda o: _OrmExt(code, _fast_encode(list(o)))
+    if _is_pydantic_model(t):
+        path = _class_path(t)
+
+        def model(o: Any) -> Any:
+            extra = o.__pydantic_extra__
+            fields = o.__dict__ if not extra else {**o.__dict__, **extra}
+            return _OrmExt(17, _fast_encode([path, fields, list(o.__pydantic_fields_set__)]))
+
+        return model
+    names: tuple[str, ...] | None = None
+    if issubclass(t, msgspec.Struct):
+        code, names = 16, t.__struct_fields__
+    elif dataclasses.is_dataclass(t):
+        code, names = 14, tuple(f.name for f in dataclasses.fields(t) if f.init)
+    if names is not None:
+        path = _class_path(t)
+        return lambda o: _OrmExt(code, _fast_encode([path, {n: getattr(o, n) for n in names}]))
+
+    def walked(o: Any) -> Any:  # everything else: the walk's own conversion
+        converted = _walk(o)
+        return _OrmExt(converted.code, converted.data) if type(converted) is Ext else converted
+
+    return walked
 
 
 def _fast_encode(obj: Any) -> bytes:
     return _packb(obj, default=_fast_default, option=_PASSTHROUGH)
+
+
+_fast_exts: dict[type, _Converter] = {}
 
 # Types msgpack stores and returns unchanged (also as map keys); the rest go through a converter.
 _PLAIN = frozenset({str, int, float, bool, bytes, type(None)})

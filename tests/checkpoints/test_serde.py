@@ -235,3 +235,31 @@ def test_langchain_messages_round_trip() -> None:
     assert [type(m) for m in result] == [type(m) for m in history]
     assert result[1].additional_kwargs["k"] == (1, 2)
     assert result[2].tool_calls[0]["args"] == {"q": "x"}
+
+
+@pytest.mark.parametrize(
+    "value", [v for k, v in VALUES.items() if k != "non-string keys"], ids=[
+        k for k in VALUES if k != "non-string keys"
+    ]
+)
+def test_the_c_encoder_writes_the_same_bytes_as_the_python_walk(value: Any) -> None:
+    """Both encoders must write one format: old files, and values that fall back to the walk
+    (non-string keys), are read by the same decoder."""
+    from checkpoints import serde
+
+    assert serde._fast_encode(value) == serde._encode(serde._walk(value))
+
+
+def test_langchain_messages_encode_alike_on_both_paths() -> None:
+    messages = pytest.importorskip("langchain_core.messages")
+    from checkpoints import serde
+
+    value = [
+        messages.HumanMessage("hi", id="1"),
+        messages.AIMessage(
+            "", id="2", tool_calls=[{"name": "search", "args": {"q": ("x", 1)}, "id": "c1"}]
+        ),
+        messages.ToolMessage("result", tool_call_id="c1", id="3"),
+    ]
+    assert serde._fast_encode(value) == serde._encode(serde._walk(value))
+    assert roundtrip(value) == value
