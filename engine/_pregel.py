@@ -189,8 +189,13 @@ class CompiledStateGraph:
     ) -> Iterator[Any]:
         """Yield chunks of the requested modes as the run produces them (SPEC §1 shapes)."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
-        for item in self._stream_items(input, config, modes, subgraphs, kwargs):
-            yield shape(item, as_list, subgraphs)
+        items = self._stream_items(input, config, modes, subgraphs, kwargs)
+        if as_list or subgraphs:
+            for item in items:
+                yield shape(item, as_list, subgraphs)
+        else:  # the common shape, without a call per chunk
+            for item in items:
+                yield item[2]
 
     def _stream_items(
         self,
@@ -318,8 +323,13 @@ class CompiledStateGraph:
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
-        async for item in self._astream_items(input, config, modes, subgraphs, kwargs):
-            yield shape(item, as_list, subgraphs)
+        items = self._astream_items(input, config, modes, subgraphs, kwargs)
+        if as_list or subgraphs:
+            async for item in items:
+                yield shape(item, as_list, subgraphs)
+        else:  # the common shape, without a call per chunk
+            async for item in items:
+                yield item[2]
 
     async def _astream_items(
         self,
