@@ -224,7 +224,17 @@ class CompiledStateGraph:
                     sink.notified = True
                     events.put(None)
 
+            def writer_for(ns: tuple[str, ...], mode: str) -> Any:
+                def write(chunk: Any) -> None:  # `push` inlined: called once per chunk
+                    buffer.append((ns, mode, chunk))
+                    if not sink.notified:
+                        sink.notified = True
+                        events.put(None)
+
+                return write
+
             sink.push = push
+            sink.writer_for = writer_for
         lookup = self._lookup_config(run)
         saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
@@ -359,6 +369,16 @@ class CompiledStateGraph:
             wakeup = Wakeup()
             sink.wakeup = wakeup
             sink.push = lambda item: (buffer.append(item), wakeup.set())  # type: ignore[func-returns-value]
+
+            def writer_for(ns: tuple[str, ...], mode: str) -> Any:
+                def write(chunk: Any) -> None:  # `push` inlined: called once per chunk
+                    buffer.append((ns, mode, chunk))
+                    if not wakeup.pending:
+                        wakeup.set()
+
+                return write
+
+            sink.writer_for = writer_for
         lookup = self._lookup_config(run)
         saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)

@@ -127,6 +127,8 @@ class Run:
         if not self.emits or "custom" not in sink.modes:
             return _noop
         ns = self.ns_tuple
+        if sink.writer_for is not None:
+            return sink.writer_for(ns, "custom")
         push = sink.push
         return lambda chunk: push((ns, "custom", chunk))
 

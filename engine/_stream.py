@@ -30,7 +30,7 @@ _KNOWN = frozenset(
 class Sink:
     """Where a run and its subgraph runs push stream items (thread-safe `push`)."""
 
-    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup", "notified")
+    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup", "notified", "writer_for")
 
     def __init__(
         self, modes: frozenset[str], subgraphs: bool, push: Callable[[StreamItem], None]
@@ -41,6 +41,8 @@ class Sink:
         self.events: Any = None  # sync live streaming: a queue the driver waits on
         self.notified = False  # sync live streaming: `events` has a wake-up the driver has not seen
         self.wakeup: Wakeup | None = None  # async live streaming
+        # Live streaming: builds a node's chunk writer as one function (no `push` call per chunk).
+        self.writer_for: Callable[[tuple[str, ...], str], Callable[[Any], None]] | None = None
 
 
 def loop_caller() -> Callable[[Callable[[], object]], object]:
