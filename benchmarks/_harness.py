@@ -585,6 +585,8 @@ def _cell(stats: dict[str, Any] | None, spread: bool) -> str:
 
 
 def _per_unit(result: dict[str, Any]) -> str:
+    if result.get("group") == "http":  # runs/s, events/s or MiB, worded by benchmarks.http
+        return result.get("note", "")
     parts = []
     for name in ("graphrun", "langgraph"):
         stats = result.get(name)

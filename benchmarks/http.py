@@ -225,7 +225,7 @@ def _measure(server: _Server, quick: bool) -> dict[str, dict[str, Any]]:
     rss = server.rss_mib()
     return {
         "http_idle_rss": {"median_ms": 0.0, "q1_ms": 0.0, "q3_ms": 0.0, "reps": 1, "rss_mib": rss},
-        "http_wait_sequential": _sequential(server, 50 if quick else 300),
+        "http_wait_sequential": _sequential(server, 20 if quick else 300),
         "http_wait_10_clients": _concurrent(server, 10, 5 if quick else 50),
         "http_sse_events": _sse(server, 2 if quick else 5),
     }
@@ -252,6 +252,14 @@ def _note(case: str, ours: dict[str, Any], theirs: dict[str, Any] | None) -> str
         return f"{stats['runs_per_s']:,.1f} runs/s"
 
     return f"{fmt(ours)} vs {fmt(theirs)}"
+
+
+CASES = ("http_idle_rss", "http_wait_sequential", "http_wait_10_clients", "http_sse_events")
+
+
+def find_cli(given: str | None = None) -> str | None:
+    """The `langgraph` executable to compare with: given, $GRAPHRUN_BENCH_LANGGRAPH_CLI or PATH."""
+    return given or os.environ.get("GRAPHRUN_BENCH_LANGGRAPH_CLI") or shutil.which("langgraph")
 
 
 def run(quick: bool, cli: str | None) -> dict[str, Any]:
@@ -287,10 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--langgraph-cli", metavar="PATH")
     args = parser.parse_args(argv)
-    cli = args.langgraph_cli or os.environ.get("GRAPHRUN_BENCH_LANGGRAPH_CLI") or shutil.which(
-        "langgraph"
-    )
-    report = run(args.quick, cli)
+    report = run(args.quick, find_cli(args.langgraph_cli))
     print(format_table(report))
     for case in report["cases"]:
         print(f"{case['case']}: {case['note']}")

@@ -74,3 +74,31 @@ def test_quick_run_writes_expected_cases(tmp_path: Path) -> None:
             assert result["langgraph"]["median_ms"] > 0
             assert result["ratio"] > 0
         assert "mismatch" not in result, (name, result["mismatch"])
+
+
+@pytest.mark.timeout(120)
+def test_quick_run_includes_the_agent_server_cases(tmp_path: Path) -> None:
+    """`python -m benchmarks` starts `graphrun serve` itself on loopback and reports the HTTP
+    cases in the same table and JSON (LangGraph's side needs `langgraph dev`: skipped here)."""
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--filter", "http", "--no-langgraph",
+         "--json", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = {case["case"]: case for case in json.loads(out.read_text())["cases"]}
+    assert set(results) == {
+        "http_idle_rss", "http_wait_sequential", "http_wait_10_clients", "http_sse_events"
+    }
+    assert results["http_wait_sequential"]["graphrun"]["runs_per_s"] > 0
+    assert results["http_wait_10_clients"]["graphrun"]["runs_per_s"] > 0
+    assert results["http_sse_events"]["graphrun"]["events"] > 0
+    assert results["http_idle_rss"]["graphrun"]["rss_mib"] > 0
+    assert all(case["langgraph"] is None for case in results.values())
+    assert "runs/s" in proc.stdout  # the HTTP rows are in the printed table
