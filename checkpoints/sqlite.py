@@ -31,7 +31,7 @@ from ._loop_thread import LoopThread
 from ._sqlite_reader import PAGE, Reader
 from ._sqlite_schema import migrate
 from ._sqlite_wal import aenable_wal
-from ._sqlite_wal_copy import INLINE_PAGES, WalCopier
+from ._sqlite_wal_copy import INLINE_PAGES, WAL_SIZE_LIMIT, WalCopier
 from ._sqlite_writer import Job, Rows, Task, Writer
 from .base import (
     BaseCheckpointSaver,
@@ -84,6 +84,9 @@ class _Backend:
             if not in_memory:  # the WAL is copied into the file in the background
                 self.wal_copier = WalCopier(path, busy_timeout)
                 await conn.execute(f"PRAGMA wal_autocheckpoint = {INLINE_PAGES}")
+                # After a burst the log file is cut back to this size when it restarts, instead
+                # of keeping its high-water mark on disk.
+                await conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         except BaseException:
             await conn.close()
             raise
