@@ -26,7 +26,7 @@ from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
 from ._state import update_state_run
-from ._stream import Sink, loop_caller, normalize_modes, shape
+from ._stream import Sink, loop_caller, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
 from .types import StateSnapshot
 
@@ -189,13 +189,9 @@ class CompiledStateGraph:
     ) -> Iterator[Any]:
         """Yield chunks of the requested modes as the run produces them (SPEC §1 shapes)."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
-        items = self._stream_items(input, config, modes, subgraphs, kwargs)
-        if as_list or subgraphs:
-            for item in items:
-                yield shape(item, as_list, subgraphs)
-        else:  # the common shape, without a call per chunk
-            for item in items:
-                yield item[2]
+        pick = picker(as_list, subgraphs)
+        for item in self._stream_items(input, config, modes, subgraphs, kwargs):
+            yield pick(item)
 
     def _stream_items(
         self,
@@ -333,13 +329,9 @@ class CompiledStateGraph:
     ) -> AsyncIterator[Any]:
         """Async `stream`."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
-        items = self._astream_items(input, config, modes, subgraphs, kwargs)
-        if as_list or subgraphs:
-            async for item in items:
-                yield shape(item, as_list, subgraphs)
-        else:  # the common shape, without a call per chunk
-            async for item in items:
-                yield item[2]
+        pick = picker(as_list, subgraphs)
+        async for item in self._astream_items(input, config, modes, subgraphs, kwargs):
+            yield pick(item)
 
     async def _astream_items(
         self,

@@ -7,6 +7,8 @@ asked for; `shape()` turns an item into the output form the caller's arguments s
 from __future__ import annotations
 
 import asyncio
+import functools
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -98,6 +100,13 @@ def normalize_modes(stream_mode: str | Sequence[str]) -> tuple[list[str], bool]:
         if mode not in resolved:
             resolved.append(mode)
     return resolved, as_list
+
+
+def picker(as_list: bool, subgraphs: bool) -> Callable[[StreamItem], Any]:
+    """`shape` with its flags bound; the common shape (the chunk alone) is a C-level getter."""
+    if as_list or subgraphs:
+        return functools.partial(shape, as_list=as_list, subgraphs=subgraphs)
+    return operator.itemgetter(2)
 
 
 def shape(item: StreamItem, as_list: bool, subgraphs: bool) -> Any:
