@@ -74,16 +74,23 @@ class Rows:
             + sum(len(r[6]) for r in self.writes)
         )
 
-    def insert_and_commit(self, raw: sqlite3.Connection) -> None:
-        """On the connection thread: every insert, then the commit; any failure rolls back."""
-        try:
+    def statements(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        """(insert, rows) per non-empty table, blobs first."""
+        return [
+            (sql, rows)
             for sql, rows in (
                 (_INSERT_BLOB, self.blobs),
                 (_INSERT_CHECKPOINT, self.checkpoints),
                 (_INSERT_WRITE, self.writes),
-            ):
-                if rows:
-                    raw.executemany(sql, rows)
+            )
+            if rows
+        ]
+
+    def insert_and_commit(self, raw: sqlite3.Connection) -> None:
+        """On the connection thread: every insert, then the commit; any failure rolls back."""
+        try:
+            for sql, rows in self.statements():
+                raw.executemany(sql, rows)
             raw.commit()
         except BaseException:
             raw.rollback()
@@ -93,25 +100,15 @@ class Rows:
         """Queue all statements on the connection thread at once: it runs them in order, and
         the loop waits for one round trip instead of three. A failure still stops the commit,
         which the caller issues only after they all succeeded."""
-        statements = [
-            conn.executemany(sql, rows)
-            for sql, rows in (
-                (_INSERT_BLOB, self.blobs),
-                (_INSERT_CHECKPOINT, self.checkpoints),
-                (_INSERT_WRITE, self.writes),
-            )
-            if rows
-        ]
+        statements = [conn.executemany(sql, rows) for sql, rows in self.statements()]
         if len(statements) == 1:
             await statements[0]  # no gather task for the common single-statement batch
         else:
             await asyncio.gather(*statements)
 
 
-async def _in_connection_thread(
-    conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], None]
-) -> None:
-    """Run `fn` on the connection's own thread with its sqlite3 connection: one round trip.
+async def _insert_and_commit(conn: aiosqlite.Connection, rows: Rows) -> None:
+    """Insert `rows` and commit on the connection's own thread, in one round trip.
 
     aiosqlite has no public call for this; `_execute` and `_conn` are the attributes its own
     methods use (0.17 through 0.22). Each statement awaited separately cost a thread round trip
@@ -120,7 +117,6 @@ async def _in_connection_thread(
     execute = getattr(conn, "_execute", None)
     raw = getattr(conn, "_conn", None)
     if execute is None or not isinstance(raw, sqlite3.Connection):
-        rows = fn.__self__  # type: ignore[attr-defined]
         try:
             await rows.insert(conn)
             await conn.commit()
@@ -128,7 +124,7 @@ async def _in_connection_thread(
             await conn.rollback()
             raise
         return
-    await execute(fn, raw)
+    await execute(rows.insert_and_commit, raw)
 
 
 @dataclass
@@ -276,7 +272,7 @@ class Writer:
             for job in jobs:
                 if job.rows is not None:  # a barrier has none
                     rows.extend(job.rows)
-            await _in_connection_thread(conn, rows.insert_and_commit)
+            await _insert_and_commit(conn, rows)
             return
         try:
             rows = Rows()
