@@ -5,14 +5,14 @@ Built once in the app's lifespan and reached by route handlers through `request.
 
 from __future__ import annotations
 
-import inspect
 import uuid
 from typing import Any
 
 from checkpoints import InMemorySaver, SqliteSaver
 from checkpoints.store import InMemoryStore, SqliteStore
-from engine import CompiledStateGraph, StateGraph
+from engine import CompiledStateGraph
 
+from .._graph_spec import NotAGraph, compile_graph
 from .broker import Broker
 from .errors import NotFound, UnprocessableEntity
 from .records import Records, now
@@ -94,20 +94,12 @@ class ServerState:
         spec = self.settings.graphs.get(graph_id)
         if spec is None:
             raise NotFound(f"Graph '{graph_id}' not found")
-        if isinstance(spec, StateGraph):
-            return spec.compile()
-        if isinstance(spec, CompiledStateGraph):
-            return spec
-        if callable(spec):  # a factory, sync or async, optionally taking a config
-            params = inspect.signature(spec).parameters
-            result = spec({"configurable": {}}) if params else spec()
-            if inspect.isawaitable(result):
-                result = await result
-            if isinstance(result, StateGraph):
-                result = result.compile()
-            if isinstance(result, CompiledStateGraph):
-                return result
-        raise UnprocessableEntity(f"Graph '{graph_id}' is not a graph or a graph factory")
+        try:
+            return await compile_graph(spec)
+        except NotAGraph:
+            raise UnprocessableEntity(
+                f"Graph '{graph_id}' is not a graph or a graph factory"
+            ) from None
 
     def assistant(self, assistant_id: str) -> Assistant:
         """An assistant by id, or a graph id naming its built-in assistant (SPEC §3)."""

@@ -10,11 +10,12 @@ so a broken graph cannot touch the control plane.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 import traceback
 from collections.abc import Sequence
 from typing import Any
+
+from http_adapter._graph_spec import compile_graph
 
 __all__ = ["main"]
 
@@ -48,31 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check(graph_id: str, spec: Any) -> str | None:
     """None when the graph compiles, else what went wrong (after its traceback)."""
     try:
-        graph = asyncio.run(_compiled(spec))
+        graph = asyncio.run(compile_graph(spec))
     except Exception as error:
         traceback.print_exc(file=sys.stdout)
         return f"graph '{graph_id}': {type(error).__name__}: {error}"
     print(f"graph '{graph_id}': ok ({len(graph.nodes)} node(s))")
     return None
-
-
-async def _compiled(spec: Any) -> Any:
-    from engine import CompiledStateGraph, StateGraph
-
-    if isinstance(spec, StateGraph):
-        return spec.compile()
-    if isinstance(spec, CompiledStateGraph):
-        return spec
-    if callable(spec):
-        result = spec({"configurable": {}}) if inspect.signature(spec).parameters else spec()
-        if inspect.isawaitable(result):
-            result = await result
-        if isinstance(result, StateGraph):
-            result = result.compile()
-        if isinstance(result, CompiledStateGraph):
-            return result
-        raise TypeError(f"the factory returned {type(result).__name__}, not a graph")
-    raise TypeError(f"{type(spec).__name__} is not a graph or a graph factory")
 
 
 if __name__ == "__main__":
