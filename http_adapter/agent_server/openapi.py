@@ -22,12 +22,18 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from . import schemas
 from .auth import PUBLIC_PATHS
 
-__all__ = ["DOCS_ASSETS", "docs_asset_path", "docs_html", "openapi_document", "package_version"]
+__all__ = [
+    "DOCS_ASSETS", "docs_asset_path", "docs_asset_response", "docs_html", "openapi_document",
+    "package_version",
+]
+
+_ASSET_CACHE = "public, max-age=86400"
 
 _METHODS = ("get", "put", "post", "patch", "delete")
 
@@ -428,6 +434,17 @@ def docs_html(root_path: str = "") -> str:
 
 def _html_attr(value: str) -> str:
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def docs_asset_response(name: str) -> Response | None:
+    """The response for `/docs/<name>` (both apps serve the same files), or None if unknown."""
+    if name == "init.js":
+        return Response(INIT_JS, media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": _ASSET_CACHE})
+    path = docs_asset_path(name)
+    if path is None:
+        return None
+    return FileResponse(path, media_type=DOCS_ASSETS[name], headers={"Cache-Control": _ASSET_CACHE})
 
 
 def docs_asset_path(name: str) -> Path | None:

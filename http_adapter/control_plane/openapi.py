@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from ..agent_server.openapi import DOCS_ASSETS, INIT_JS, docs_asset_path, docs_html
+from ..agent_server.openapi import docs_asset_response, docs_html
 from . import schemas as s
 from .errors import NotFound
 
@@ -207,7 +207,6 @@ def _ref(name: str) -> dict[str, Any]:
 
 # -- routes ------------------------------------------------------------------------------------
 
-_ASSET_CACHE = "public, max-age=86400"
 
 
 async def openapi(request: Request) -> Response:
@@ -229,13 +228,10 @@ async def docs(request: Request) -> Response:
 async def docs_asset(request: Request) -> Response:
     """One file of the reference page's Swagger UI."""
     name = request.path_params["name"]
-    if name == "init.js":
-        return Response(INIT_JS, media_type="text/javascript; charset=utf-8",
-                        headers={"Cache-Control": _ASSET_CACHE})
-    path = docs_asset_path(name)
-    if path is None:
+    response = docs_asset_response(name)
+    if response is None:
         raise NotFound(f"No documentation asset '{name}'")
-    return FileResponse(path, media_type=DOCS_ASSETS[name], headers={"Cache-Control": _ASSET_CACHE})
+    return response
 
 
 routes = [

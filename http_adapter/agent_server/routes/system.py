@@ -13,14 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..errors import NotFound
 from ..openapi import (
-    DOCS_ASSETS,
-    INIT_JS,
-    docs_asset_path,
+    docs_asset_response,
     docs_html,
     openapi_document,
     package_version,
@@ -33,7 +31,6 @@ __all__ = ["routes"]
 _IMPORTED = time.time()  # stands in for the server's start when the state does not record it
 _RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
 _THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
-_ASSET_CACHE = "public, max-age=86400"
 
 
 async def ok(request: Request) -> Response:
@@ -192,13 +189,10 @@ async def docs(request: Request) -> Response:
 async def docs_asset(request: Request) -> Response:
     """One file of the reference page's Swagger UI."""
     name = request.path_params["name"]
-    if name == "init.js":
-        return Response(INIT_JS, media_type="text/javascript; charset=utf-8",
-                        headers={"Cache-Control": _ASSET_CACHE})
-    path = docs_asset_path(name)
-    if path is None:
+    response = docs_asset_response(name)
+    if response is None:
         raise NotFound(f"No documentation asset '{name}'")
-    return FileResponse(path, media_type=DOCS_ASSETS[name], headers={"Cache-Control": _ASSET_CACHE})
+    return response
 
 
 routes = [
