@@ -14,6 +14,7 @@ import concurrent.futures
 import contextvars
 import queue
 import random
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -405,25 +406,34 @@ def _start_order(task: Task) -> tuple[int, Any]:
 def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     """Run a step's tasks concurrently in the pool.
 
-    Without a checkpointer and without live streaming, the first one runs in this thread (one
-    hand-off fewer per step). With a checkpointer every task runs in the pool, so each task's
-    writes are saved the moment it finishes even while a slow sibling still runs.
+    Without a checkpointer and without live streaming, the first one runs in this thread, and
+    then so does every sibling no pool thread has started yet: a pool thread only gets to start
+    a task while this thread is blocked (or at the interpreter's switch interval), so tasks that
+    really wait still overlap, while a step of fast tasks costs no thread hand-off at all.
+    With a checkpointer every task runs in the pool, so each task's writes are saved the moment
+    it finishes even while a slow sibling still runs.
     """
     events: queue.SimpleQueue[Any] = run.sink.events or queue.SimpleQueue()
     pool = _pool()
     ordered = sorted(tasks, key=_start_order)
     inline = None if live or run.checkpointer is not None else ordered.pop(0)
-    futures = []
+    jobs = []
     for task in ordered:
+        claim = threading.Lock()
         ctx = contextvars.copy_context()
-        future = pool.submit(ctx.run, execute_sync, run, task)
-        future.add_done_callback(lambda _f: events.put(_DONE))
-        futures.append(future)
+        pool.submit(ctx.run, _claimed, claim, events, run, task)
+        jobs.append((claim, ctx, task))
+    remaining = len(jobs)
     if inline is not None:
         execute_sync(run, inline)
         flush_sync(run)
         yield
-    remaining = len(futures)
+        for claim, ctx, task in jobs:
+            if claim.acquire(False):  # no pool thread has started it: run it here
+                remaining -= 1
+                ctx.run(execute_sync, run, task)
+                flush_sync(run)
+                yield
     sink = run.sink
     while remaining:
         item = events.get()
@@ -433,6 +443,16 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
         else:
             sink.notified = False  # before the caller drains: a later push wakes us again
         yield
+
+
+def _claimed(claim: threading.Lock, events: queue.SimpleQueue[Any], run: Run, task: Task) -> None:
+    """A pool job: run `task` unless the stepping thread has taken it; report only if run."""
+    if not claim.acquire(False):
+        return
+    try:
+        execute_sync(run, task)
+    finally:
+        events.put(_DONE)
 
 
 async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIterator[None]:

@@ -153,6 +153,49 @@ def test_tasks_of_one_step_run_concurrently_in_threads() -> None:
     assert g.compile().invoke({"out": []}) == {"out": ["a", "b", "c"]}
 
 
+
+def test_fast_siblings_run_in_the_calling_thread_and_slow_ones_still_overlap() -> None:
+    """A sibling no pool thread has started when the first task returns runs in the calling
+    thread (no hand-off); one that waits still gets a pool thread while the first one blocks."""
+    threads: list[tuple[str, int]] = []
+
+    def fast(name: str):
+        def fn(s: Work) -> dict:
+            threads.append((name, threading.get_ident()))
+            return {"out": [name]}
+        return fn
+
+    g = StateGraph(Work)
+    for name in ("a", "b", "c"):
+        g.add_node(name, fast(name))
+        g.add_edge(START, name)
+    app = g.compile()
+    here = threading.get_ident()
+    all_inline = 0
+    for _ in range(20):
+        threads.clear()
+        assert app.invoke({"out": []}) == {"out": ["a", "b", "c"]}
+        all_inline += all(ident == here for _, ident in threads)
+    # a pool thread can still win a race under load, so not every run; but most do
+    assert all_inline >= 10
+
+    met = threading.Event()
+
+    def waits(s: Work) -> dict:  # runs first, in the calling thread, and blocks on its sibling
+        assert met.wait(2), "the sibling never ran while this task was blocked"
+        return {"out": ["a"]}
+
+    def sets(s: Work) -> dict:
+        met.set()
+        return {"out": ["b"]}
+
+    g = StateGraph(Work)
+    g.add_node("a", waits)
+    g.add_node("b", sets)
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    assert g.compile().invoke({"out": []}) == {"out": ["a", "b"]}
+
 @pytest.mark.anyio
 async def test_async_tasks_of_one_step_run_concurrently() -> None:
     started: list[str] = []
