@@ -6,6 +6,7 @@ returning whether its value changed, which drives the version bump and so the tr
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,6 +51,14 @@ class Channel:
         self.value = MISSING
         return True
 
+    def preview(self, values: Sequence[Any]) -> Any:
+        """The value `update(values)` would leave, this channel unchanged: what a router sees
+        of its own task's writes before the step applies."""
+        local = self.fresh()
+        local.restore(self.value)
+        local.update(values)
+        return local.value
+
     def fresh(self) -> Channel:
         """An empty channel of the same kind and configuration."""
         clone = object.__new__(type(self))
@@ -86,9 +95,14 @@ class Reducer(Channel):
 
     The value starts at the type's default (`[]`, `0`, ...) when the type has one, so a custom
     reducer's first call receives it; otherwise the first write is stored as is (SPEC §1).
+
+    A reducer marked pure (`mark_pure`: same inputs, equal output, no side effects) is not run
+    twice for one task's writes: the fold a router's `preview` computed is kept and reused
+    when `update` gets the very same writes on the very same value (a step of one task).
+    Any other reducer runs for the preview and again on apply, as in LangGraph.
     """
 
-    __slots__ = ("reducer", "default")
+    __slots__ = ("reducer", "default", "pure", "_memo")
 
     def __init__(
         self, key: str, reducer: Callable[[Any, Any], Any], default: Callable[[], Any] | None
@@ -96,17 +110,38 @@ class Reducer(Channel):
         super().__init__(key)
         self.reducer = reducer
         self.default = default
+        self.pure = getattr(reducer, "_graphrun_pure", False)
+        self._memo: tuple[Any, tuple[Any, ...], Any] | None = None
         if default is not None:
             self.value = default()
+
+    def _fold(self, value: Any, values: Sequence[Any]) -> Any:
+        reducer = self.reducer
+        for item in values:
+            value = item if value is MISSING else reducer(value, item)
+        return value
+
+    def preview(self, values: Sequence[Any]) -> Any:
+        result = self._fold(self.value, values)
+        if self.pure and values:
+            self._memo = (self.value, tuple(values), result)
+        return result
 
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False
-        value = self.value
-        reducer = self.reducer
-        for item in values:
-            value = item if value is MISSING else reducer(value, item)
-        self.value = value
+        memo = self._memo
+        if memo is not None:
+            self._memo = None
+            base, seen, result = memo
+            if (
+                base is self.value
+                and len(seen) == len(values)
+                and all(map(operator.is_, seen, values))
+            ):
+                self.value = result
+                return True
+        self.value = self._fold(self.value, values)
         return True
 
     def fresh(self) -> Channel:
@@ -236,3 +271,9 @@ class Deferred(Channel):
 
     def fresh(self) -> Channel:
         return Deferred(self.key)
+
+
+def mark_pure(reducer: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Declare `reducer` pure, so a step of one task folds its writes once, not twice."""
+    reducer._graphrun_pure = True  # type: ignore[attr-defined]
+    return reducer

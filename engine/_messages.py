@@ -11,6 +11,8 @@ import operator
 import uuid
 from typing import Annotated, Any, TypedDict
 
+from ._channels import mark_pure
+
 __all__ = ["REMOVE_ALL_MESSAGES", "MessagesState", "add_messages", "emit_message"]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
@@ -120,6 +122,11 @@ def add_messages(left: Any, right: Any) -> list[Any]:
             position[mid] = len(merged)
             merged.append(message)
     return [m for m in merged if _get(m, "id") not in removed] if removed else merged
+
+
+# The fold is deterministic but for the uuids it gives id-less messages: reusing a router's
+# preview on apply keeps the ids the router saw, where running it again would mint new ones.
+mark_pure(add_messages)
 
 
 class MessagesState(TypedDict):

@@ -94,13 +94,9 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
     values = {}
     for key in plan.state_keys:
         channel = run.channels[key]
-        if key in grouped:
-            local = channel.fresh()
-            local.restore(channel.value)
-            local.update(grouped[key])
-            channel = local
-        if channel.value is not MISSING:
-            values[key] = channel.value
+        value = channel.preview(grouped[key]) if key in grouped else channel.value
+        if value is not MISSING:
+            values[key] = value
     return branch.reader(values) if branch.reader is not None else values
 
 

@@ -16,6 +16,7 @@ import pytest
 from checkpoints import InMemorySaver
 from engine import (
     END,
+    MessagesState,
     START,
     Runtime,
     Send,
@@ -822,6 +823,78 @@ def test_input_values_go_through_the_reducer(reducer_calls: list[tuple]) -> None
     out = g.compile().invoke({"l": ["in"], "i": 2, "o": "in"})
     assert out == {"l": ["in", "n"], "i": 3, "o": "in", "d": {}, "ladd": [], "iadd": 0, "s": ""}
     assert reducer_calls == [("list", [], ["in"]), ("int", 0, 2), ("list", ["in"], ["n"]), ("int", 2, 1)]
+
+
+def _branch_graph(reducer: Any, parallel: bool = False) -> Any:
+    B = TypedDict("B", {"items": Annotated[list, reducer]})  # noqa: N806 - local reducer
+
+    routed: list[list] = []
+
+    def route(state: Any) -> str:
+        routed.append(list(state["items"]))
+        return END
+
+    g = StateGraph(B)
+    g.add_node("a", lambda s: {"items": ["a"]})
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", route, [END])
+    if parallel:  # a sibling in the same step: the step's fold differs from either preview
+        g.add_node("b", lambda s: {"items": ["b"]})
+        g.add_edge(START, "b")
+        g.add_conditional_edges("b", route, [END])
+    return g.compile(), routed
+
+
+def test_a_pure_reducer_folds_a_routed_task_once_an_impure_one_twice() -> None:
+    from engine._channels import mark_pure
+
+    calls: list[tuple] = []
+
+    def impure(left: list, right: list) -> list:
+        calls.append((list(left), list(right)))
+        return left + right
+
+    def pure(left: list, right: list) -> list:
+        calls.append((list(left), list(right)))
+        return left + right
+
+    mark_pure(pure)
+    app, routed = _branch_graph(impure)
+    assert app.invoke({"items": []}) == {"items": ["a"]}
+    assert routed == [["a"]]
+    assert calls == [([], []), ([], ["a"]), ([], ["a"])]  # input, router's view, apply (as LG)
+
+    calls.clear()
+    app, routed = _branch_graph(pure)
+    assert app.invoke({"items": []}) == {"items": ["a"]}
+    assert routed == [["a"]]
+    assert calls == [([], []), ([], ["a"])]  # the router's fold is the step's
+
+    calls.clear()
+    app, routed = _branch_graph(pure, parallel=True)
+    assert app.invoke({"items": []}) == {"items": ["a", "b"]}
+    assert sorted(routed) == [["a"], ["b"]]
+    assert calls[-1] == (["a"], ["b"])  # two writers: the step folds again, in task order
+
+
+def test_router_and_final_state_see_the_same_minted_message_id() -> None:
+    ids: list[str] = []
+
+    def route(state: MessagesState) -> str:
+        ids.append(_msg_id(state["messages"][-1]))
+        return END
+
+    g = StateGraph(MessagesState)
+    g.add_node("a", lambda s: {"messages": [{"role": "assistant", "content": "hi"}]})
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", route, [END])
+    out = g.compile().invoke({"messages": [{"role": "user", "content": "q"}]})
+    assert len(out["messages"]) == 2
+    assert ids == [_msg_id(out["messages"][-1])] and ids[0]
+
+
+def _msg_id(message: Any) -> Any:
+    return message["id"] if isinstance(message, dict) else message.id
 
 
 def test_plain_keys_absent_until_written() -> None:
