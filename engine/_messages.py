@@ -58,14 +58,77 @@ def _langchain(message: Any) -> Any:
     """Dict messages become LangChain objects when langchain-core is importable (as LangGraph)."""
     if not isinstance(message, dict):
         return message
-    try:
-        from langchain_core.messages import convert_to_messages
-    except ImportError:
+    lc = _LC or _load_langchain()
+    if lc is None:
         return message
+    classes, convert = lc
     try:
-        return convert_to_messages([message])[0]
+        direct = _direct(message, classes)
+        return direct if direct is not None else convert([message])[0]
     except Exception:  # not a message shape LangChain knows: keep the dict
         return message
+
+
+_LC: tuple[dict[str, Any], Any] | None = None
+_LC_MISSING = False
+# The dict keys `_direct` handles; any other key (additional kwargs, response metadata,
+# artifacts, ...) takes LangChain's own conversion.
+_DIRECT_KEYS = frozenset({"role", "type", "content", "id", "name", "tool_call_id", "tool_calls"})
+
+
+def _load_langchain() -> tuple[dict[str, Any], Any] | None:
+    """Message classes by role and `convert_to_messages`, imported once (None without it)."""
+    global _LC, _LC_MISSING
+    if _LC_MISSING:
+        return None
+    try:
+        from langchain_core import messages as lc
+    except ImportError:
+        _LC_MISSING = True
+        return None
+    classes = {
+        "human": lc.HumanMessage,
+        "user": lc.HumanMessage,
+        "ai": lc.AIMessage,
+        "assistant": lc.AIMessage,
+        "system": lc.SystemMessage,
+        "tool": lc.ToolMessage,
+    }
+    _LC = (classes, lc.convert_to_messages)
+    return _LC
+
+
+def _direct(message: dict[str, Any], classes: dict[str, Any]) -> Any:
+    """LangChain's dict conversion for the plain shapes, without its generic dispatch.
+
+    The same constructor call `convert_to_messages` ends in (tests compare the two); None for
+    anything else, which then goes through LangChain itself.
+    """
+    if not _DIRECT_KEYS.issuperset(message) or "content" not in message:
+        return None
+    if "role" in message:
+        if "type" in message:  # LangChain keeps `type` as an additional kwarg then
+            return None
+        role = message["role"]
+    else:
+        role = message.get("type")
+    cls = classes.get(role) if isinstance(role, str) else None
+    if cls is None:
+        return None
+    kwargs: dict[str, Any] = {}
+    for key in ("name", "tool_call_id", "id"):
+        value = message.get(key)
+        if value is not None:
+            kwargs[key] = value
+    tool_calls = message.get("tool_calls")
+    if tool_calls is not None:
+        if any("function" in call for call in tool_calls):  # OpenAI shape: LangChain parses it
+            return None
+        kwargs["tool_calls"] = list(tool_calls)
+    content = message["content"] or ""
+    if role == "tool":
+        return cls(content=content, artifact=None, **kwargs)
+    return cls(content=content, **kwargs)
 
 
 def _ids(messages: list[Any]) -> Any:

@@ -16,8 +16,8 @@ import pytest
 from checkpoints import InMemorySaver
 from engine import (
     END,
-    MessagesState,
     START,
+    MessagesState,
     Runtime,
     Send,
     StateGraph,

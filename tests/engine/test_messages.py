@@ -189,3 +189,42 @@ def test_add_messages_dicts_and_strings_become_messages_with_ids() -> None:
 def test_add_messages_remove_unknown_id_fails() -> None:
     with pytest.raises(ValueError, match="doesn't exist"):
         add_messages([HumanMessage("a", id="1")], [RemoveMessage(id="zz")])
+
+
+_CALL = {"name": "search", "args": {"q": "x"}, "id": "c1"}
+_SHAPES = [
+    {"role": "user", "content": "hi"},
+    {"role": "user", "content": "hi", "id": "u1", "name": "ann"},
+    {"type": "human", "content": [{"type": "text", "text": "hi"}]},
+    {"role": "assistant", "content": "", "tool_calls": [_CALL], "id": "a1"},
+    {"role": "assistant", "content": None, "tool_calls": [dict(_CALL, type="tool_call")]},
+    {"type": "ai", "content": "answer", "tool_calls": []},
+    {"role": "tool", "content": "3 kB", "tool_call_id": "c1", "id": "t1"},
+    {"role": "tool", "content": "3 kB", "tool_call_id": "c1", "name": "search"},
+    {"role": "system", "content": "be brief"},
+    # the shapes `_direct` leaves to LangChain itself
+    {"role": "developer", "content": "be brief"},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}
+    ]},
+    {"role": "user", "type": "human", "content": "both keys"},
+    {"role": "assistant", "content": "x", "response_metadata": {"model": "m"}},
+    {"role": "tool", "content": "x", "tool_call_id": "c1", "artifact": {"raw": 1}},
+    {"role": "function", "content": "x", "name": "f"},
+]
+
+
+@pytest.mark.parametrize("shape", _SHAPES, ids=lambda s: s.get("role") or s.get("type"))
+def test_dict_messages_convert_exactly_as_langchain_does(shape: dict[str, Any]) -> None:
+    """The direct constructor path for plain shapes builds what `convert_to_messages` does."""
+    from langchain_core.messages import convert_to_messages
+
+    from engine._messages import _langchain
+
+    from engine._messages import _direct, _load_langchain
+
+    direct = _direct(dict(shape), _load_langchain()[0])
+    assert (direct is not None) == (_SHAPES.index(shape) < 9)  # which path it took
+    ours, theirs = _langchain(dict(shape)), convert_to_messages([dict(shape)])[0]
+    assert type(ours) is type(theirs)
+    assert ours.model_dump() == theirs.model_dump()
