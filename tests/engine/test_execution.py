@@ -137,6 +137,15 @@ async def test_tasks_start_order_is_deterministic_async(seed: int) -> None:
     assert starts == ["start", "a", "b", "c", "d", "aa", "mm", "zz"]
 
 
+def _siblings(nodes: dict[str, Any]) -> Any:
+    """A graph whose nodes all start from START: one step of parallel tasks."""
+    g = StateGraph(Work)
+    for name, fn in nodes.items():
+        g.add_node(name, fn)
+        g.add_edge(START, name)
+    return g.compile()
+
+
 def test_tasks_of_one_step_run_concurrently_in_threads() -> None:
     barrier = threading.Barrier(3, timeout=2)
 
@@ -146,12 +155,8 @@ def test_tasks_of_one_step_run_concurrently_in_threads() -> None:
             return {"out": [name]}
         return fn
 
-    g = StateGraph(Work)
-    for name in ("c", "b", "a"):
-        g.add_node(name, meet(name))
-        g.add_edge(START, name)
-    assert g.compile().invoke({"out": []}) == {"out": ["a", "b", "c"]}
-
+    app = _siblings({name: meet(name) for name in ("c", "b", "a")})
+    assert app.invoke({"out": []}) == {"out": ["a", "b", "c"]}
 
 
 def test_fast_siblings_run_in_the_calling_thread_and_slow_ones_still_overlap() -> None:
@@ -165,11 +170,7 @@ def test_fast_siblings_run_in_the_calling_thread_and_slow_ones_still_overlap() -
             return {"out": [name]}
         return fn
 
-    g = StateGraph(Work)
-    for name in ("a", "b", "c"):
-        g.add_node(name, fast(name))
-        g.add_edge(START, name)
-    app = g.compile()
+    app = _siblings({name: fast(name) for name in ("a", "b", "c")})
     here = threading.get_ident()
     all_inline = 0
     for _ in range(20):
@@ -189,12 +190,7 @@ def test_fast_siblings_run_in_the_calling_thread_and_slow_ones_still_overlap() -
         met.set()
         return {"out": ["b"]}
 
-    g = StateGraph(Work)
-    g.add_node("a", waits)
-    g.add_node("b", sets)
-    g.add_edge(START, "a")
-    g.add_edge(START, "b")
-    assert g.compile().invoke({"out": []}) == {"out": ["a", "b"]}
+    assert _siblings({"a": waits, "b": sets}).invoke({"out": []}) == {"out": ["a", "b"]}
 
 @pytest.mark.anyio
 async def test_async_tasks_of_one_step_run_concurrently() -> None:
@@ -210,11 +206,8 @@ async def test_async_tasks_of_one_step_run_concurrently() -> None:
             return {"out": [name]}
         return fn
 
-    g = StateGraph(Work)
-    for name in ("c", "b", "a"):
-        g.add_node(name, node(name))
-        g.add_edge(START, name)
-    assert await g.compile().ainvoke({"out": []}) == {"out": ["a", "b", "c"]}
+    app = _siblings({name: node(name) for name in ("c", "b", "a")})
+    assert await app.ainvoke({"out": []}) == {"out": ["a", "b", "c"]}
 
 
 def test_mixed_sync_and_async_nodes() -> None:
