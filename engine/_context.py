@@ -49,17 +49,20 @@ class Runtime(Generic[ContextT]):
 class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
-    __slots__ = ("task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "ns")
+    __slots__ = ("task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume")
 
     def __init__(self, task: Task, run: RunContext) -> None:
         self.task = task
         self.run = run
         self._config: dict[str, Any] | None = None
-        self.ns = task.ns
         self.writer = run.custom_writer(task)
         self._runtime: Runtime[Any] | None = None
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
+
+    @property
+    def ns(self) -> str:
+        return self.task.ns
 
     @property
     def runtime(self) -> Runtime[Any]:

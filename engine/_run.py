@@ -373,7 +373,7 @@ class Run:
         """Record a finished task: persist its writes and stream its update."""
         task.done = True
         task.update = self._update_of(task)
-        self._put_writes(task.id, task.writes or [(NO_WRITES, None)])
+        self._put_writes(task, task.writes or [(NO_WRITES, None)])
         if self.events is not None and task.name != START:
             self.events.node_end(task)
         if self.emits:
@@ -387,7 +387,7 @@ class Run:
         writes: list[tuple[str, Any]] = [(INTERRUPT, list(interrupts))]
         if task.resume:
             writes.append((RESUME, list(task.resume)))
-        self._put_writes(task.id, writes)
+        self._put_writes(task, writes)
         if not self.emits:
             return
         modes = self.sink.modes
@@ -402,7 +402,7 @@ class Run:
         task.error = error
         if self.events is not None:
             self.events.node_error(task, error)
-        self._put_writes(task.id, [(ERROR, _describe(error))])
+        self._put_writes(task, [(ERROR, _describe(error))])
         if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
             self._emit_task_result(task)
 
@@ -547,10 +547,13 @@ class Run:
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def _put_writes(self, task_id: str, writes: list[tuple[str, Any]]) -> None:
+    def _put_writes(self, task: Task | str, writes: list[tuple[str, Any]]) -> None:
+        """Queue `writes` of `task` (or of a task id) for the saver; without one, nothing
+        (and a task's id is never computed)."""
         if self.checkpointer is None or self.checkpoint_config is None:
             return
-        self.outbox.append(("put_writes", (self.checkpoint_config, writes, task_id, self.ns)))
+        tid = task if isinstance(task, str) else task.id
+        self.outbox.append(("put_writes", (self.checkpoint_config, writes, tid, self.ns)))
 
     def _checkpoint(self, source: str) -> None:
         if self.checkpointer is None and not self.checkpoint_events:

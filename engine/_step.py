@@ -39,21 +39,25 @@ class Task:
     """One node execution in one super-step, and what it produced."""
 
     __slots__ = (
-        "id", "name", "node", "input", "path", "triggers", "ns", "writes", "update", "resume",
-        "error", "interrupts", "interrupted", "done", "cached", "order", "spawned",
+        "_id", "_key", "_ns", "name", "node", "input", "path", "triggers", "parent_ns", "writes",
+        "update", "resume", "error", "interrupts", "interrupted", "done", "cached", "order",
+        "spawned",
     )
 
     def __init__(
-        self, tid: str, node: NodePlan, value: Any, path: tuple[Any, ...],
+        self, tid: str | None, node: NodePlan, value: Any, path: tuple[Any, ...],
         triggers: tuple[str, ...], parent_ns: str, order: tuple[int, Any],
+        key: tuple[Any, ...] | None = None,
     ) -> None:
-        self.id = tid
+        self._id = tid
+        self._key = key  # `task_id`'s arguments when `tid` is None: hashed on first use
+        self._ns: str | None = None
         self.name = node.name
         self.node = node
         self.input = value
         self.path = path
         self.triggers = triggers
-        self.ns = f"{parent_ns}|{node.name}:{tid}" if parent_ns else f"{node.name}:{tid}"
+        self.parent_ns = parent_ns
         self.writes: list[tuple[str, Any]] = []
         self.update: Any = None
         self.resume: list[Any] = []
@@ -64,6 +68,24 @@ class Task:
         self.cached = False
         self.order = order
         self.spawned = False  # a subgraph run was started under this task's namespace
+
+    @property
+    def id(self) -> str:
+        """Deterministic, computed on first use: a run without a saver, streaming nothing
+        that names tasks, never needs it."""
+        tid = self._id
+        if tid is None:
+            tid = self._id = task_id(*self._key)  # type: ignore[misc]
+        return tid
+
+    @property
+    def ns(self) -> str:
+        """This task's checkpoint namespace (its subgraphs run under it)."""
+        ns = self._ns
+        if ns is None:
+            own = f"{self.name}:{self.id}"
+            ns = self._ns = f"{self.parent_ns}|{own}" if self.parent_ns else own
+        return ns
 
     def __repr__(self) -> str:
         return f"Task({self.name!r}, id={self.id!r})"
@@ -120,8 +142,8 @@ def prepare_tasks(
             value = _read(node, channels)
             if node.reader is not None:
                 value = node.reader(value)
-        tid = task_id(checkpoint_id, ns, step, name, PULL, name)
-        tasks.append(Task(tid, node, value, (PULL, name), triggers, ns, (0, name)))
+        key = (checkpoint_id, ns, step, name, PULL, name)
+        tasks.append(Task(None, node, value, (PULL, name), triggers, ns, (0, name), key))
     if check_sends:
         sends = channels[TASKS].value
         if sends is not MISSING:
@@ -129,9 +151,9 @@ def prepare_tasks(
                 node = nodes.get(send.node) if isinstance(send, Send) else None
                 if node is None:
                     continue
-                tid = task_id(checkpoint_id, ns, step, send.node, PUSH, index)
+                key = (checkpoint_id, ns, step, send.node, PUSH, index)
                 tasks.append(
-                    Task(tid, node, send.arg, (PUSH, index), (PUSH,), ns, (1, index))
+                    Task(None, node, send.arg, (PUSH, index), (PUSH,), ns, (1, index), key)
                 )
     return tasks
 

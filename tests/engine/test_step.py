@@ -467,3 +467,23 @@ def test_send_with_a_checkpointer() -> None:
     assert app.get_state(cfg).values == {"out": ["a", "b"]}
     steps = [(s.metadata["step"], s.next) for s in app.get_state_history(cfg)]
     assert steps == [(1, ()), (0, ("work", "work")), (-1, ("__start__",))]
+
+
+def test_task_ids_hash_on_first_use_and_stream_the_same_as_a_saved_run() -> None:
+    """A prepared task hashes its id only when asked; the id and namespace it gets then are the
+    deterministic ones a checkpointed run saves its pending writes under."""
+    from engine._step import PULL, Task, task_id
+
+    class One(TypedDict):
+        x: int
+
+    g = StateGraph(One)
+    g.add_node("n", lambda s: {"x": 1})
+    g.add_edge(START, "n")
+    node = g.compile().plan.nodes["n"]
+    key = ("cid", "parent:abc", 3, "n", PULL, "n")
+    task = Task(None, node, {}, (PULL, "n"), (), "parent:abc", (0, "n"), key)
+    assert task._id is None  # nothing computed at preparation
+    assert task.id == task_id(*key)
+    assert task.ns == f"parent:abc|n:{task.id}"
+    assert Task("given", node, {}, (PULL, "n"), (), "", (0, "n")).ns == "n:given"
