@@ -86,8 +86,11 @@ class Rows:
             if rows
         ]
 
-    def insert_and_commit(self, raw: sqlite3.Connection) -> None:
-        """On the connection thread: every insert, then the commit; any failure rolls back."""
+    def insert_and_commit(
+        self, raw: sqlite3.Connection, committed: Callable[[], object] | None = None
+    ) -> None:
+        """On the connection thread: every insert, then the commit; any failure rolls back.
+        `committed` runs right after the commit, still on this thread."""
         try:
             for sql, rows in self.statements():
                 raw.executemany(sql, rows)
@@ -95,6 +98,8 @@ class Rows:
         except BaseException:
             raw.rollback()
             raise
+        if committed is not None:
+            committed()
 
     async def insert(self, conn: aiosqlite.Connection) -> None:
         """Queue all statements on the connection thread at once: it runs them in order, and
@@ -107,8 +112,11 @@ class Rows:
             await asyncio.gather(*statements)
 
 
-async def _insert_and_commit(conn: aiosqlite.Connection, rows: Rows) -> None:
-    """Insert `rows` and commit on the connection's own thread, in one round trip.
+async def _insert_and_commit(
+    conn: aiosqlite.Connection, rows: Rows, committed: Callable[[], object]
+) -> None:
+    """Insert `rows` and commit on the connection's own thread, in one round trip; then
+    `committed()`, on that thread (it wakes the waiters without a hop through the loop).
 
     aiosqlite has no public call for this; `_execute` and `_conn` are the attributes its own
     methods use (0.17 through 0.22). Each statement awaited separately cost a thread round trip
@@ -123,8 +131,9 @@ async def _insert_and_commit(conn: aiosqlite.Connection, rows: Rows) -> None:
         except BaseException:
             await conn.rollback()
             raise
+        committed()
         return
-    await execute(rows.insert_and_commit, raw)
+    await execute(rows.insert_and_commit, raw, committed)
 
 
 @dataclass
@@ -255,9 +264,7 @@ class Writer:
             for job in jobs:
                 await self._commit([job])
         else:
-            for job in jobs:
-                if job.future is not None:
-                    job.future.set_result(None)
+            _resolve(jobs)  # those the connection thread has not already woken
             if self._on_commit is not None:
                 self._on_commit(sum(job.rows.nbytes() for job in jobs if job.rows is not None))
 
@@ -272,7 +279,7 @@ class Writer:
             for job in jobs:
                 if job.rows is not None:  # a barrier has none
                     rows.extend(job.rows)
-            await _insert_and_commit(conn, rows)
+            await _insert_and_commit(conn, rows, lambda: _resolve(jobs))
             return
         try:
             rows = Rows()
@@ -296,3 +303,12 @@ class Writer:
             job.future.set_exception(exc)
         elif self._error is None:
             self._error = exc
+
+
+def _resolve(jobs: list[Job]) -> None:
+    """Wake whoever waits for these committed jobs (from any thread; each future once)."""
+    for job in jobs:
+        future = job.future
+        if future is not None and not future.done():
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
+                future.set_result(None)

@@ -149,3 +149,30 @@ def test_two_savers_and_a_store_on_one_file_from_several_threads(
                     check_history(graph, thread_id)
                 items = store.search(("ticks", thread_id), limit=100)
                 assert sorted(item.value["n"] for item in items) == list(range(1, STEPS + 1))
+
+
+def test_a_commit_wakes_its_waiter_from_the_connection_thread(tmp_path: Path) -> None:
+    """The waiter of a commit (a flush, a durable put) is woken by the thread that committed,
+    right after the commit, not after a further hop through the saver's event loop; and by
+    then the data is in the file for any other connection."""
+    import concurrent.futures
+    import sqlite3
+
+    from checkpoints._sqlite_writer import Job
+
+    with SqliteSaver(str(tmp_path / "w.db")) as saver:
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        checkpoint = {"v": 4, "id": "1f0", "ts": "2026-01-01T00:00:00+00:00",
+                      "channel_values": {"x": 1}, "channel_versions": {"x": 1},
+                      "versions_seen": {}}
+        rows, _ = saver._put_rows(config, checkpoint, {"step": 0}, {"x": 1})
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        woken_on: list[str] = []
+        done.add_done_callback(lambda _f: woken_on.append(threading.current_thread().name))
+        saver._writer.submit(Job(rows, None, done))  # what a durable put hands over
+        done.result(timeout=5)
+        loop_thread = saver._backend.loop_thread._thread
+        assert woken_on and woken_on[0] not in (threading.current_thread().name,
+                                                 loop_thread.name)
+        count = sqlite3.connect(tmp_path / "w.db").execute("SELECT count(*) FROM checkpoints")
+        assert count.fetchone() == (1,)
