@@ -9,7 +9,9 @@ Durability: `put`, `put_writes` and the maintenance methods return once committe
 "async" durability hands steps over with `put_nowait` / `put_writes_nowait` instead, and calls
 `flush()` / `aflush()` before it reports the run finished; the writer commits whatever piled up
 in one transaction, and holds back a caller that gets too far ahead (`BACKLOG`). Reads first wait
-for everything handed over before them, so a read always sees earlier puts.
+for everything handed over before them, so a read always sees earlier puts. A sync `get_tuple`
+with nothing queued first asks a plain sqlite3 connection whether anything is stored at all
+(`Probe`): a new thread's first run then reads nothing without a trip through the loop.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from . import _sqlite_tasks as tasks
 from ._common import prune_cutoff, serialize_put, serialize_writes
 from ._deltas import Lineage
 from ._loop_thread import LoopThread
+from ._sqlite_probe import Probe
 from ._sqlite_reader import PAGE, Reader
 from ._sqlite_schema import migrate
 from ._sqlite_wal import aenable_wal
@@ -55,6 +58,9 @@ class _Backend:
         # so no later delta builds on a version that never reached the file.
         self.lineage = Lineage()
         self.wal_copier: WalCopier | None = None
+        # ":memory:" exists only on the writer's own connection: nothing to probe.
+        in_memory = path in ("", ":memory:")
+        self.probe = None if in_memory else Probe(path, busy_timeout)
         self._lock = threading.Lock()
         self._closed = False
         try:
@@ -114,6 +120,8 @@ class _Backend:
 
     def close(self) -> None:
         if self._begin_close():
+            if self.probe is not None:
+                self.probe.close()
             try:
                 self.loop_thread.run(self._shutdown())
             finally:
@@ -121,6 +129,8 @@ class _Backend:
 
     async def aclose(self) -> None:
         if self._begin_close():
+            if self.probe is not None:
+                self.probe.close()
             try:
                 await self.loop_thread.arun(self._shutdown())
             finally:
@@ -402,6 +412,9 @@ class SqliteSaver(BaseCheckpointSaver):
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """The checkpoint named by ``checkpoint_id``, or the thread's latest in the namespace."""
+        probe = self._backend.probe
+        if probe is not None and not self._writer.pending() and probe.absent(config):
+            return None  # nothing stored, nothing queued: no round trip through the loop
         return self._loop_thread.run(self._reader.get_tuple(config))
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:

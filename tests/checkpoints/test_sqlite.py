@@ -91,6 +91,42 @@ def test_data_survives_reopening(path: Path) -> None:
         assert loaded.pending_writes == [("task", "a", 2)]
 
 
+def test_a_sync_read_of_an_unknown_thread_answers_in_the_callers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"Nothing stored" is answered without the loop thread; any stored or queued checkpoint
+    (this saver's or another's on the same file) still takes the full read."""
+    path = tmp_path / "odd ?#% name.db"  # the probe opens the file by URI
+    with SqliteSaver(path) as saver, SqliteSaver(path) as other:
+        hops: list[str] = []
+        real_run = saver._loop_thread.run
+
+        def run(coro: Any) -> Any:
+            hops.append("loop")
+            return real_run(coro)
+
+        monkeypatch.setattr(saver._loop_thread, "run", run)
+        assert saver.get_tuple(thread_config("new")) is None
+        assert hops == []
+
+        # queued, not yet committed: the read waits for it (read your own writes)
+        saver.put_nowait(thread_config("mine"), checkpoint_with({"a": 1}, {"a": 1}), {}, {"a": 1})
+        mine = saver.get_tuple(thread_config("mine"))
+        assert mine is not None and mine.checkpoint["channel_values"] == {"a": 1}
+
+        # committed by another saver on the same file
+        other.put(thread_config("theirs"), checkpoint_with({"b": 2}, {"b": 1}), {}, {"b": 1})
+        theirs = saver.get_tuple(thread_config("theirs"))
+        assert theirs is not None and theirs.checkpoint["channel_values"] == {"b": 2}
+        missing_id = {"configurable": {**thread_config("theirs")["configurable"],
+                                       "checkpoint_id": "no-such-id"}}
+        before = len(hops)
+        assert saver.get_tuple(missing_id) is None
+        assert len(hops) == before  # a named checkpoint that is not there: no round trip
+    with pytest.raises(RuntimeError):
+        saver.get_tuple(thread_config("new"))  # closed: the probe no longer answers
+
+
 def test_handed_over_changes_commit_together_and_flush(saver: SqliteSaver, path: Path) -> None:
     config = thread_config("t")
     for step in range(50):
