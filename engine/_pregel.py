@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import queue
 import threading
@@ -330,8 +331,13 @@ class CompiledStateGraph:
         """Async `stream`."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
         pick = picker(as_list, subgraphs)
-        async for item in self._astream_items(input, config, modes, subgraphs, kwargs):
-            yield pick(item)
+        # aclosing: a consumer that stops early closes the run now (its step's tasks cancelled
+        # and awaited), not whenever the garbage collector finalizes the inner generators.
+        async with contextlib.aclosing(
+            self._astream_items(input, config, modes, subgraphs, kwargs)
+        ) as items:
+            async for item in items:
+                yield pick(item)
 
     async def _astream_items(
         self,
@@ -378,14 +384,16 @@ class CompiledStateGraph:
         if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
             fork = self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
         first = True
-        async for _ in drive_async(run, value, saved, live and run.parent is None):
-            if first:
-                first = False
-                if fork:
-                    self._fork(run)
-                    await flush_async(run)
-            while buffer:
-                yield buffer.popleft()
+        driver = drive_async(run, value, saved, live and run.parent is None)
+        async with contextlib.aclosing(driver):
+            async for _ in driver:
+                if first:
+                    first = False
+                    if fork:
+                        self._fork(run)
+                        await flush_async(run)
+                while buffer:
+                    yield buffer.popleft()
         while buffer:
             yield buffer.popleft()
         if keep_run:

@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Annotated, Any, TypedDict
 
+import anyio
 import pytest
 
 from checkpoints import InMemorySaver
@@ -28,6 +29,17 @@ class Work(TypedDict):
 class S(TypedDict):
     x: int
     log: Annotated[list, operator.add]
+
+
+@pytest.fixture(params=["asyncio tasks", "anyio task group"])
+def async_step(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run an async step both ways: the plain-asyncio fast path and the portable task group
+    (the path other anyio back ends take), so both keep the same semantics."""
+    import engine._tasks
+
+    if request.param == "anyio task group":
+        monkeypatch.setattr(engine._tasks, "_on_asyncio", lambda: False)
+    return request.param
 
 
 # -- deterministic writes under random completion order ----------------------------------------
@@ -104,7 +116,7 @@ def test_write_order_is_deterministic_sync(seed: int) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("seed", SEEDS)
-async def test_write_order_is_deterministic_async(seed: int) -> None:
+async def test_write_order_is_deterministic_async(seed: int, async_step: str) -> None:
     finished: list[str] = []
     app = _random_graph(seed, finished, use_async=True)
     chunks = [c async for c in app.astream({"out": []}, stream_mode="updates")]
@@ -130,7 +142,7 @@ def test_tasks_start_order_is_deterministic(seed: int) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("seed", SEEDS[:3])
-async def test_tasks_start_order_is_deterministic_async(seed: int) -> None:
+async def test_tasks_start_order_is_deterministic_async(seed: int, async_step: str) -> None:
     app = _random_graph(seed, [], use_async=True)
     starts = [c["name"] if c["name"] != "work" else c["input"]["item"]
               async for c in app.astream({"out": []}, stream_mode="tasks") if "input" in c]
@@ -193,7 +205,7 @@ def test_fast_siblings_run_in_the_calling_thread_and_slow_ones_still_overlap() -
     assert _siblings({"a": waits, "b": sets}).invoke({"out": []}) == {"out": ["a", "b"]}
 
 @pytest.mark.anyio
-async def test_async_tasks_of_one_step_run_concurrently() -> None:
+async def test_async_tasks_of_one_step_run_concurrently(async_step: str) -> None:
     started: list[str] = []
     release = asyncio.Event()
 
@@ -268,7 +280,7 @@ def test_failing_sync_task_waits_for_its_sync_siblings() -> None:
 
 
 @pytest.mark.anyio
-async def test_failing_async_task_cancels_async_siblings() -> None:
+async def test_failing_async_task_cancels_async_siblings(async_step: str) -> None:
     finished: list[str] = []
 
     async def slow(s: S) -> dict:
@@ -290,6 +302,45 @@ async def test_failing_async_task_cancels_async_siblings() -> None:
     assert time.monotonic() - started < 0.1
     await asyncio.sleep(0.2)
     assert finished == []
+
+
+@pytest.mark.anyio
+async def test_leaving_an_async_stream_mid_step_cancels_and_awaits_the_siblings(
+    async_step: str,
+) -> None:
+    """A consumer that stops reading while a step's tasks run: the step cancels them and
+    waits for them before the stream is closed, so no task outlives its run."""
+    from engine import get_stream_writer
+
+    outcome: list[str] = []
+
+    async def talks(s: Work) -> dict:
+        get_stream_writer()("hello")
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            outcome.append("talks cancelled")
+            raise
+        return {"out": ["talks"]}
+
+    async def waits(s: Work) -> dict:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            with anyio.CancelScope(shield=True):  # cleanup that itself awaits: waited for
+                await anyio.sleep(0.01)
+            outcome.append("waits cancelled")
+            raise
+        return {"out": ["waits"]}
+
+    stream = _siblings({"talks": talks, "waits": waits}).astream(
+        {"out": []}, stream_mode="custom"
+    )
+    started = time.monotonic()
+    assert await stream.__anext__() == "hello"
+    await stream.aclose()
+    assert sorted(outcome) == ["talks cancelled", "waits cancelled"]
+    assert time.monotonic() - started < 2
 
 
 # -- RetryPolicy (lg_facts §13) -----------------------------------------------------------------
