@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ._deltas import dump_list
+from ._deltas import Stored, dump_list, dump_write
 from .base import (
     INTERRUPT,
     RESUME,
@@ -46,7 +46,7 @@ def serialize_put(
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
-    lineage: dict[str, Any] | None = None,
+    lineage: Stored | None = None,
 ) -> SerializedPut:
     """Serialize on the caller's thread, so the stored copy is taken at `put` time.
 
@@ -60,6 +60,7 @@ def serialize_put(
         ]
     else:
         blobs = _dump_with_lineage(serde, values, new_versions, lineage)
+        lineage.latest = (checkpoint["id"], dict(lineage))
     # The bookkeeping around the values (ids, versions, seen versions, channel names) is plain
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
@@ -71,7 +72,7 @@ def _dump_with_lineage(
     serde: Serializer,
     values: Mapping[str, Any],
     new_versions: ChannelVersions,
-    lineage: dict[str, Any],
+    lineage: Stored,
 ) -> list[tuple[str, Any, bytes | None]]:
     blobs: list[tuple[str, Any, bytes | None]] = []
     remember = {}
@@ -96,13 +97,28 @@ def _dump_with_lineage(
 
 
 def serialize_writes(
-    serde: Serializer, writes: Sequence[tuple[str, Any]]
+    serde: Serializer,
+    writes: Sequence[tuple[str, Any]],
+    lineage: Stored | None = None,
+    checkpoint_id: str | None = None,
 ) -> list[tuple[int, str, bytes]]:
-    """(idx, channel, value) per write; special channels get their fixed negative index."""
-    return [
-        (WRITES_IDX_MAP.get(ch, idx), ch, _dump_channel(serde, ch, v))
-        for idx, (ch, v) in enumerate(writes)
-    ]
+    """(idx, channel, value) per write; special channels get their fixed negative index.
+
+    With `lineage`, a list written to a state channel that starts with a list the checkpoint
+    `checkpoint_id` holds is stored as a reference to it plus its new items (`_deltas`)."""
+    rows = []
+    for idx, (ch, v) in enumerate(writes):
+        special = WRITES_IDX_MAP.get(ch)
+        blob = None
+        if lineage is not None and special is None and type(v) is list:
+            try:
+                blob = dump_write(lineage, checkpoint_id, v, serde.dumps)  # type: ignore[arg-type]
+            except SerializationError:
+                blob = None  # the full value below raises the error naming the channel
+        if blob is None:
+            blob = _dump_channel(serde, ch, v)
+        rows.append((idx if special is None else special, ch, blob))
+    return rows
 
 
 # Internal channels, named in errors by what the user wrote (the channel follows in brackets).

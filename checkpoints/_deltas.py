@@ -13,6 +13,17 @@ delta blob naming the versions it builds on::
 Chains are capped at `MAX_CHAIN` deltas, after which a full value is stored again, so a read
 fetches a bounded number of blobs.
 
+A task's write of a list that starts with a list the checkpoint it was computed from holds (a
+node returning ``state["items"]``, or ``state["items"] + [new]`` to a plain channel) is stored the
+same way, as a reference to that channel plus the serialized new items::
+
+    b"\xc1" + msgpack([channel, length, tail])   the checkpoint's value of `channel` (whose
+                                                  length was `length`), then the new items
+
+A reader resolves it from the checkpoint's own values, which it has loaded anyway. Only the
+saver's last stored checkpoint of the thread and namespace is referred to, so the referenced
+version is always one the write's checkpoint holds (and keeps, when pruning keeps it).
+
 What identity cannot see is an earlier item mutated in place: that change is not stored (a
 LangGraph full blob would store it). Nodes are meant to return updates rather than mutate state;
 a reducer that mutates and returns its list is detected (the remembered length changed) and
@@ -29,12 +40,23 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-__all__ = ["MAX_CHAIN", "Lineage", "closure", "dump_list", "is_delta", "resolve"]
+__all__ = [
+    "MAX_CHAIN",
+    "Lineage",
+    "Stored",
+    "closure",
+    "dump_list",
+    "dump_write",
+    "is_delta",
+    "load_write",
+    "resolve",
+]
 
 MAX_CHAIN = 32
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
 _decode_header = msgspec.msgpack.Decoder(tuple[list[Any], bytes]).decode
+_decode_ref = msgspec.msgpack.Decoder(tuple[str, int, bytes]).decode
 # (thread, namespace) pairs remembered per saver, least recently used dropped first. A run that
 # loads a checkpoint gets new objects (no identity with what was stored), so this only has to
 # cover the runs in progress; each entry keeps its last list alive, so it stays small.
@@ -102,6 +124,15 @@ def closure(referenced: set[tuple[str, Any]], blob: Callable[[str, Any], Any]) -
             referenced.update((channel, v) for v in chain_of(found))
 
 
+class Stored(dict[str, _Last]):
+    """One thread and namespace: per channel, the list last stored. `latest` is the last stored
+    checkpoint's id with these entries as they were then (one tuple, replaced whole, so a
+    reader on another thread never sees the entries of one checkpoint with the id of another).
+    """
+
+    latest: tuple[str, dict[str, _Last]] | None = None
+
+
 class Lineage:
     """Per saver: the list last stored for each channel, to store the next version as a delta.
 
@@ -110,15 +141,15 @@ class Lineage:
     """
 
     def __init__(self) -> None:
-        self._last: OrderedDict[tuple[str, str], dict[str, _Last]] = OrderedDict()
+        self._last: OrderedDict[tuple[str, str], Stored] = OrderedDict()
         self._lock = threading.Lock()
 
-    def channels(self, thread_id: str, ns: str) -> dict[str, _Last]:
+    def channels(self, thread_id: str, ns: str) -> Stored:
         key = (thread_id, ns)
         with self._lock:
             found = self._last.get(key)
             if found is None:
-                found = self._last[key] = {}
+                found = self._last[key] = Stored()
                 if len(self._last) > _THREADS:
                     self._last.popitem(last=False)
             else:
@@ -159,3 +190,45 @@ def dump_list(
         chain = ()
         blob = dumps(value)
     return blob, _Last(version, value, len(value), chain)
+
+
+def dump_write(
+    stored: Stored, checkpoint_id: str, value: list[Any], dumps: Callable[[Any], bytes]
+) -> bytes | None:
+    """A list write as a reference to the channel value it starts with, or None if it starts
+    with none of them (or `checkpoint_id` is not the last stored checkpoint)."""
+    latest = stored.latest
+    if latest is None or latest[0] != checkpoint_id or not value:
+        return None
+    best: tuple[str, _Last] | None = None
+    first = value[0]
+    for channel, last in latest[1].items():
+        base = last.value
+        if (
+            last.length
+            and len(base) == last.length
+            and len(value) >= last.length
+            and base[0] is first
+            and (best is None or last.length > best[1].length)
+            and (base is value or all(map(operator.is_, base, value)))
+        ):
+            best = (channel, last)
+    if best is None:
+        return None
+    channel, last = best
+    return _MARK + _encode((channel, last.length, dumps(value[last.length :])))
+
+
+def load_write(blob: Any, values: Mapping[str, Any], loads: Callable[[Any], Any]) -> Any:
+    """A stored write's value; `values` are the channel values of the write's checkpoint."""
+    if not is_delta(blob):
+        return loads(blob)
+    channel, length, tail = _decode_ref(memoryview(blob)[1:])
+    base = values.get(channel)
+    if type(base) is not list or len(base) != length:
+        raise LookupError(
+            f"a pending write builds on channel {channel!r}, which its checkpoint does not hold"
+        )
+    value = base[:length]
+    value.extend(loads(tail))
+    return value

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import aiosqlite
 
 from ._common import matches_filter
-from ._deltas import chain_of, is_delta, resolve
+from ._deltas import chain_of, is_delta, load_write, resolve
 from ._sqlite_writer import Writer
 from .base import Checkpoint, CheckpointTuple, get_checkpoint_id, thread_config
 from .serde import Serializer
@@ -163,7 +163,7 @@ class Reader:
         writes: list[_WriteRow],
     ) -> CheckpointTuple:
         loads = self._serde.loads
-        checkpoint["channel_values"] = resolve(
+        values = checkpoint["channel_values"] = resolve(
             checkpoint["channel_versions"].items(),
             lambda ch, v: blobs.get((f.thread_id, f.ns, ch, v)),
             loads,
@@ -173,7 +173,9 @@ class Reader:
             checkpoint=checkpoint,
             metadata=f.metadata,  # type: ignore[arg-type]
             parent_config=thread_config(f.thread_id, f.ns, f.parent_id) if f.parent_id else None,
-            pending_writes=[(task_id, ch, loads(value)) for task_id, ch, value in writes],
+            pending_writes=[
+                (task_id, ch, load_write(value, values, loads)) for task_id, ch, value in writes
+            ],
         )
 
 

@@ -20,7 +20,7 @@ from ._common import (
     serialize_writes,
     thread_is_idle,
 )
-from ._deltas import Lineage, closure, resolve
+from ._deltas import Lineage, closure, load_write, resolve
 from .base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -160,7 +160,7 @@ class InMemorySaver(BaseCheckpointSaver):
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
         loads = self._codec.loads
         checkpoint = loads(saved.checkpoint)
-        checkpoint["channel_values"] = self._load_blobs(
+        values = checkpoint["channel_values"] = self._load_blobs(
             thread_id, ns, checkpoint["channel_versions"]
         )
         writes = self.writes.get((thread_id, ns, checkpoint_id), {})
@@ -171,7 +171,10 @@ class InMemorySaver(BaseCheckpointSaver):
             parent_config=(
                 thread_config(thread_id, ns, saved.parent_id) if saved.parent_id else None
             ),
-            pending_writes=[(task, ch, loads(value)) for task, ch, value, _ in writes.values()],
+            pending_writes=[
+                (task, ch, load_write(value, values, loads))
+                for task, ch, value, _ in writes.values()
+            ],
         )
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
@@ -212,7 +215,8 @@ class InMemorySaver(BaseCheckpointSaver):
         write; regular ones keep the first, so a retried save is idempotent."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        rows = serialize_writes(self._codec, writes)
+        lineage = self._lineage.channels(key[0], key[1])
+        rows = serialize_writes(self._codec, writes, lineage, key[2])
         with self._lock:
             stored = self.writes.setdefault(key, {})
             for idx, ch, value in rows:

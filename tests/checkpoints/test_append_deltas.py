@@ -276,3 +276,157 @@ def test_more_threads_than_the_lineage_remembers_still_read_back(
     assert sum(map(is_delta, stored_blobs(saver, "m"))) == 1
     latest = saver.get_tuple(thread_config(last))
     assert latest is not None and latest.checkpoint["channel_values"]["m"] == [last, 2, 3, 4]
+
+
+# -- a task's write of a list the checkpoint already holds ----------------------------------------
+
+
+def stored_writes(saver: BaseCheckpointSaver, channel: str) -> list[bytes]:
+    """The raw stored values of one channel's pending writes."""
+    if isinstance(saver, InMemorySaver):
+        return [v for ws in saver.writes.values() for _, ch, v, _ in ws.values() if ch == channel]
+    saver.flush()
+    with sqlite3.connect(saver.path) as conn:
+        rows = conn.execute("SELECT value FROM writes WHERE channel = ?", (channel,)).fetchall()
+    return [r[0] for r in rows]
+
+
+class Copying(TypedDict):
+    items: Annotated[list, operator.add]
+    copy: list
+    n: int
+
+
+def copying_graph(steps: int, returned: list[tuple[int, list]]) -> StateGraph:
+    """Each step appends to `items` and, in a parallel node, writes `items` plus a marker to
+    the plain channel `copy`: the write starts with the very list the checkpoint holds."""
+
+    def add(state: Copying) -> dict:
+        big = {"step": state["n"], "payload": "x" * 200}
+        return {"items": [big], "n": state["n"] + 1}
+
+    def copy(state: Copying) -> dict:
+        value = state["items"] + [f"copy {state['n']}"] if state["n"] % 2 else state["items"]
+        returned.append((state["n"], value))
+        return {"copy": value}
+
+    builder = StateGraph(Copying)
+    builder.add_node("add", add)
+    builder.add_node("copy", copy)
+    builder.add_edge(START, "add")
+    builder.add_edge(START, "copy")
+    builder.add_conditional_edges("add", lambda s: END if s["n"] >= steps else ["add", "copy"])
+    return builder
+
+
+def test_a_written_list_the_checkpoint_holds_is_stored_as_a_reference(
+    saver: BaseCheckpointSaver,
+) -> None:
+    returned: list[tuple[int, list]] = []
+    graph = copying_graph(12, returned).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    graph.invoke({"items": [], "copy": [], "n": 0}, config)
+
+    writes = stored_writes(saver, "copy")
+    assert len(writes) == 13  # the input's, then one per step
+    # The input and the first copy (of the input's empty list: nothing to refer to) are stored
+    # in full; later ones only store their new items, so they stay small however long `items`
+    # grows.
+    assert sum(map(is_delta, writes)) == 11
+    assert max(len(w) for w in writes if is_delta(w)) < 100
+    # Every checkpoint's pending write reads back as exactly what the node returned.
+    readers = [saver]
+    if isinstance(saver, SqliteSaver):
+        readers.append(SqliteSaver(saver.path))
+    for reader in readers:
+        found = {}
+        for snapshot in reader.list(thread_config("t")):
+            step = snapshot.checkpoint["channel_values"].get("n")  # None: the input's
+            for _, channel, value in snapshot.pending_writes:
+                if channel == "copy" and step is not None:
+                    found[step] = value
+        assert found == dict(returned)
+        if reader is not saver:
+            reader.close()
+
+
+def test_a_resumed_step_replays_a_referenced_write(tmp_path: Path) -> None:
+    """A sibling interrupts; the finished sibling's write (a reference) is read back by a new
+    saver on the same file and applied without running that node again."""
+    from engine import Command, interrupt
+
+    class Resumable(TypedDict):
+        items: Annotated[list, operator.add]
+        copy: list
+        answer: str
+
+    calls: list[str] = []
+
+    def fill(state: Resumable) -> dict:
+        return {"items": [{"i": i, "payload": "y" * 100} for i in range(50)]}
+
+    def copy(state: Resumable) -> dict:
+        calls.append("copy")
+        return {"copy": state["items"] + ["tail"]}
+
+    def ask(state: Resumable) -> dict:
+        return {"answer": interrupt("question?")}
+
+    builder = StateGraph(Resumable)
+    builder.add_node("fill", fill)
+    builder.add_node("copy", copy)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "fill")
+    builder.add_edge("fill", "copy")
+    builder.add_edge("fill", "ask")
+    config = {"configurable": {"thread_id": "t"}}
+    path = tmp_path / "resume.db"
+    with SqliteSaver(path) as first:
+        builder.compile(checkpointer=first).invoke({"items": [], "copy": []}, config)
+        assert calls == ["copy"]
+    with SqliteSaver(path) as second:
+        assert sum(map(is_delta, stored_writes(second, "copy"))) == 1
+        result = builder.compile(checkpointer=second).invoke(Command(resume="yes"), config)
+    assert calls == ["copy"]  # not run again: its write came from the file
+    expected_items = [{"i": i, "payload": "y" * 100} for i in range(50)]
+    assert result == {"items": expected_items, "copy": [*expected_items, "tail"], "answer": "yes"}
+
+
+def test_a_list_mutated_in_the_node_is_written_in_full(saver: BaseCheckpointSaver) -> None:
+    class Plain(TypedDict):
+        items: list
+        out: list
+
+    def grow(state: Plain) -> dict:
+        items = state["items"]
+        items.append(len(items))  # mutates the stored object itself: no reference to it
+        return {"out": items}
+
+    builder = StateGraph(Plain)
+    builder.add_node("grow", grow)
+    builder.add_edge(START, "grow")
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"items": [10, 11], "out": []}, config)
+
+    assert not any(map(is_delta, stored_writes(saver, "out")))
+    first = list(saver.list(thread_config("t")))[-2]  # the checkpoint `grow` ran from
+    assert [v for _, ch, v in first.pending_writes if ch == "out"] == [[10, 11, 2]]
+
+
+def test_prune_keeps_what_the_latest_checkpoints_references_build_on(
+    saver: BaseCheckpointSaver,
+) -> None:
+    returned: list[tuple[int, list]] = []
+    graph = copying_graph(9, returned).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    graph.invoke({"items": [], "copy": [], "n": 0}, config)
+    before = list(saver.list(thread_config("t")))
+    step_8 = next(s for s in before if s.checkpoint["channel_values"]["n"] == 8)
+    saver.prune(["t"], strategy="keep_latest", keep_last=2)
+
+    kept = list(saver.list(thread_config("t")))
+    assert [s.config for s in kept][1] == step_8.config
+    assert [(c, v) for _, c, v in kept[1].pending_writes if c == "copy"] == [
+        ("copy", returned[-1][1])
+    ]
