@@ -65,6 +65,10 @@ class NodePlan:
     is_async: bool
     is_subgraph: bool
     index: int = 0  # insertion order: tasks of a step are listed in it (as LangGraph's `next`)
+    # Nodes reading the same keys through the same schema share a group: a step builds their
+    # input once and hands each a shallow copy, as LangGraph does (a pydantic state is then
+    # validated once per step, not once per parallel node). -1: START, never shared.
+    input_group: int = -1
 
 
 @dataclasses.dataclass(slots=True)
@@ -170,10 +174,12 @@ def build_plan(
             is_subgraph=False,
         )
     }
+    groups: dict[tuple[int, tuple[str, ...]], int] = {}
     for index, spec in enumerate(graph.nodes.values(), start=1):
         callee = Callee(spec.action, spec.name)
         schema = spec.input_schema or graph.state_schema
         reads = tuple(field_specs(schema)) if spec.input_schema else state_keys
+        group = groups.setdefault((id(schema), reads), len(groups))
         retry = spec.retry_policy
         branches = _branches(graph.branches.get(spec.name, {}), state_reader)
         nodes[spec.name] = NodePlan(
@@ -190,6 +196,7 @@ def build_plan(
             is_async=callee.is_async or any(b.router.is_async for b in branches),
             is_subgraph=callee.kind == "graph",
             index=index,
+            input_group=group,
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

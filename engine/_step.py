@@ -6,6 +6,7 @@ No IO and no user code here. Write order does not depend on task finish order: e
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import time
@@ -131,6 +132,7 @@ def prepare_tasks(
                 found.update(triggered)
         names = sorted(found, key=lambda n: nodes[n].index) if len(found) > 1 else found
     tasks: list[Task] = []
+    inputs: dict[int, Any] = {}  # per input group: the input built for the step's first node
     for name in names:
         node = nodes[name]
         triggers = tuple(t for t in node.triggers if channels[t].is_available())
@@ -138,10 +140,13 @@ def prepare_tasks(
             continue
         if name == "__start__":
             value = channels["__start__"].value
+        elif node.input_group in inputs:
+            value = copy.copy(inputs[node.input_group])
         else:
             value = _read(node, channels)
             if node.reader is not None:
                 value = node.reader(value)
+            inputs[node.input_group] = value
         key = (checkpoint_id, ns, step, name, PULL, name)
         tasks.append(Task(None, node, value, (PULL, name), triggers, ns, (0, name), key))
     if check_sends:

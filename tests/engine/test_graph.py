@@ -699,6 +699,55 @@ def test_dataclass_state_instance_input_writes_every_field() -> None:
     assert app.invoke(D(x=2)) == {"x": 3, "log": ["dn"], "name": "dflt"}
 
 
+def test_parallel_nodes_of_one_schema_share_one_validated_input_per_step() -> None:
+    """LangGraph 1.2.22 builds a step's input once per (schema, keys) and hands every node a
+    shallow copy: a pydantic state is validated once for the parallel pair, each node still
+    gets its own object, and a node with another input schema gets its own input."""
+    pydantic = pytest.importorskip("pydantic")
+    validated: list[int] = []
+
+    class P(pydantic.BaseModel):
+        n: int = 0
+        log: Annotated[list, operator.add] = []
+
+        @pydantic.field_validator("n")
+        @classmethod
+        def count(cls, value: int) -> int:
+            validated.append(value)
+            return value
+
+    class Narrow(TypedDict):
+        n: int
+
+    received: dict[str, Any] = {}
+
+    def node(name: str) -> Any:
+        def run(s: Any) -> dict:
+            received[name] = s
+            if name == "a":
+                s.n = 99  # rebinding a field of its own copy: the sibling does not see it
+            return {"log": [name]}
+
+        return run
+
+    g = StateGraph(P)
+    g.add_node("z", lambda s: {"n": s.n + 1})
+    for name in ("a", "b", "c"):
+        g.add_node(name, node(name))
+    g.add_node("narrow", node("narrow"), input_schema=Narrow)
+    g.add_edge(START, "z")
+    for name in ("a", "b", "c", "narrow"):
+        g.add_edge("z", name)
+    out = g.compile().invoke({"n": 1})
+
+    assert out == {"n": 2, "log": ["a", "b", "c", "narrow"]}
+    # z's input, then one model for a, b and c (the others get copies); as LangGraph 1.2.22
+    assert validated == [1, 2]
+    assert received["b"].n == received["c"].n == 2 and received["a"].n == 99
+    assert len({id(received[name]) for name in ("a", "b", "c")}) == 3
+    assert received["narrow"] == {"n": 2}
+
+
 def test_dataclass_state_snapshot_values_are_a_dict() -> None:
     app = _dataclass_graph([]).compile(checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "dc"}}
