@@ -156,6 +156,10 @@ class Lineage:
                 self._last.move_to_end(key)
             return found
 
+    def peek(self, thread_id: str, ns: str) -> Stored | None:
+        """What is remembered for a thread and namespace, without creating or refreshing it."""
+        return self._last.get((thread_id, ns))
+
     def forget(self, thread_id: str) -> None:
         with self._lock:
             for key in [k for k in self._last if k[0] == thread_id]:

@@ -215,7 +215,7 @@ class InMemorySaver(BaseCheckpointSaver):
         write; regular ones keep the first, so a retried save is idempotent."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        lineage = self._lineage.channels(key[0], key[1])
+        lineage = self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self._codec, writes, lineage, key[2])
         with self._lock:
             stored = self.writes.setdefault(key, {})

@@ -257,7 +257,7 @@ class SqliteSaver(BaseCheckpointSaver):
     ) -> Rows:
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id)
-        lineage = self._lineage.channels(key[0], key[1])
+        lineage = self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self.serde, writes, lineage, key[2])
         return Rows(writes=[(*key, idx, ch, value, path) for idx, ch, value in rows])
 
