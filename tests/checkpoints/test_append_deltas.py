@@ -319,13 +319,18 @@ def copying_graph(steps: int, returned: list[tuple[int, list]]) -> StateGraph:
     return builder
 
 
+def run_copying(saver: BaseCheckpointSaver, steps: int) -> list[tuple[int, list]]:
+    """Run `copying_graph` on thread "t"; returns what its `copy` node returned, per step."""
+    returned: list[tuple[int, list]] = []
+    graph = copying_graph(steps, returned).compile(checkpointer=saver)
+    graph.invoke({"items": [], "copy": [], "n": 0}, {"configurable": {"thread_id": "t"}})
+    return returned
+
+
 def test_a_written_list_the_checkpoint_holds_is_stored_as_a_reference(
     saver: BaseCheckpointSaver,
 ) -> None:
-    returned: list[tuple[int, list]] = []
-    graph = copying_graph(12, returned).compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
-    graph.invoke({"items": [], "copy": [], "n": 0}, config)
+    returned = run_copying(saver, 12)
 
     writes = stored_writes(saver, "copy")
     assert len(writes) == 13  # the input's, then one per step
@@ -373,9 +378,8 @@ def test_a_resumed_step_replays_a_referenced_write(tmp_path: Path) -> None:
         return {"answer": interrupt("question?")}
 
     builder = StateGraph(Resumable)
-    builder.add_node("fill", fill)
-    builder.add_node("copy", copy)
-    builder.add_node("ask", ask)
+    for node in (fill, copy, ask):
+        builder.add_node(node)
     builder.add_edge(START, "fill")
     builder.add_edge("fill", "copy")
     builder.add_edge("fill", "ask")
@@ -417,10 +421,7 @@ def test_a_list_mutated_in_the_node_is_written_in_full(saver: BaseCheckpointSave
 def test_prune_keeps_what_the_latest_checkpoints_references_build_on(
     saver: BaseCheckpointSaver,
 ) -> None:
-    returned: list[tuple[int, list]] = []
-    graph = copying_graph(9, returned).compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
-    graph.invoke({"items": [], "copy": [], "n": 0}, config)
+    returned = run_copying(saver, 9)
     before = list(saver.list(thread_config("t")))
     step_8 = next(s for s in before if s.checkpoint["channel_values"]["n"] == 8)
     saver.prune(["t"], strategy="keep_latest", keep_last=2)
