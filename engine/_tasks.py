@@ -281,6 +281,26 @@ def _background(run: Run, op: str) -> Any:
     return getattr(run.checkpointer, op + "_nowait", None)
 
 
+def _saves_await(run: Run) -> bool:
+    """Whether a step's `flush_async` awaits the saver (otherwise it hands changes over
+    without an await, which no cancellation can interrupt)."""
+    if run.checkpointer is None or run.durability == "exit":
+        return False
+    return _background(run, "put") is None or _background(run, "put_writes") is None
+
+
+def _waits_at_end(run: Run) -> bool:
+    """Whether the run's end waits until the saver committed what it handed over ("async").
+
+    A subgraph writing through its root run's saver leaves that wait to the root, which makes
+    it anyway before returning: one commit wait per invocation, not one per subgraph (with
+    SQLite, a fan-out to 100 subgraphs waited for 100 commits)."""
+    if run.durability != "async":
+        return False
+    root = run.root
+    return root is run or run.checkpointer is not root.checkpointer or root.durability != "async"
+
+
 def _sync_ops(run: Run) -> dict[str, Any]:
     """The saver methods this run writes with, looked up once per run."""
     ops = run.saver_ops
@@ -308,7 +328,7 @@ def flush_sync(run: Run, final: bool = False) -> None:
         del outbox[: len(items)]
         for op, args in items:
             ops[op](*args)
-    if final and run.durability == "async" and hasattr(saver, "flush"):
+    if final and _waits_at_end(run) and hasattr(saver, "flush"):
         saver.flush()
 
 
@@ -320,6 +340,16 @@ async def flush_async(run: Run, final: bool = False) -> None:
         return
     if run.durability == "exit" and not final:
         return
+    # "async" durability hands each change over without awaiting (the common case: no await,
+    # so nothing a cancellation could interrupt and no cancel scope to pay for per step).
+    while outbox:
+        background = _background(run, outbox[0][0])
+        if background is None:
+            break
+        background(*outbox.pop(0)[1])
+    flush = final and _waits_at_end(run) and hasattr(saver, "aflush")
+    if not outbox and not flush:
+        return
     with anyio.CancelScope(shield=True):  # a cancelled run still saves what it finished
         while outbox:
             op, args = outbox.pop(0)
@@ -328,7 +358,7 @@ async def flush_async(run: Run, final: bool = False) -> None:
                 background(*args)
             else:
                 await getattr(saver, "a" + op)(*args)
-        if final and run.durability == "async" and hasattr(saver, "aflush"):
+        if flush:
             await saver.aflush()
 
 
@@ -534,13 +564,14 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
 
     The same structure: the first failure cancels the siblings, and the step does not end,
     however it is left (consumer gone, cancelled), before every task has. With a saver each
-    task runs in its own cancel scope, so that cancelling it spares a save in progress
-    (shielded in `flush_async`; asyncio's own `cancel()` would cut through the shield).
+    task whose saves are awaited runs in its own cancel scope, so that cancelling it spares a
+    save in progress (shielded in `flush_async`; asyncio's own `cancel()` would cut through
+    the shield).
     """
     wakeup = _step_wakeup(run)
     loop = asyncio.get_running_loop()
     remaining = len(tasks)
-    scopes = [anyio.CancelScope() for _ in tasks] if run.checkpointer is not None else None
+    scopes = [anyio.CancelScope() for _ in tasks] if _saves_await(run) else None
 
     async def one(task: Task, index: int) -> None:
         if scopes is None:
