@@ -736,22 +736,24 @@ def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
 
 
 def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[PregelTask, ...]]:
-    """The next tasks of a restored run, with results, errors and interrupts from pending writes."""
+    """The next tasks of a restored run, with results, errors and interrupts from pending
+    writes; `with_pending` also marks the finished ones done (their writes then apply)."""
     tasks = run._prepare(run.updated, run.step + 1)
     if not tasks:  # deferred nodes run once nothing else is left: they are next
         deferred = [name for name, ch in run.channels.items() if ch.finish()]
         if deferred:
             tasks = run._prepare(deferred, run.step + 1)
-    by_task = pending_by_task(run.pending) if with_pending else {}
+    by_task = pending_by_task(run.pending)
     empty = Outcome()
     out = []
     for task in tasks:
         outcome = by_task.get(task.id, empty)
         error, interrupts, result = outcome.error, outcome.interrupts, None
         if outcome.finished:
-            task.writes = outcome.writes
-            task.done = True
-            result = {ch: v for ch, v in task.writes if ch in run.plan.state_key_set}
+            result = {ch: v for ch, v in outcome.writes if ch in run.plan.state_key_set}
+            if with_pending:  # history shows the results but not applied (as LangGraph)
+                task.writes = outcome.writes
+                task.done = True
         state = None
         if task.node.is_subgraph:
             state = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": task.ns}}

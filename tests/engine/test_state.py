@@ -144,6 +144,49 @@ async def test_aget_state_history() -> None:
     assert steps == [3, 2, 1]
 
 
+@pytest.mark.parametrize("second", ["asks", "fails"])
+def test_history_shows_pending_results_errors_and_interrupts_without_applying_them(
+    second: str,
+) -> None:
+    """As LangGraph 1.2.22: a history entry's tasks carry what their pending writes say
+    (result, error, interrupts), while its values and `next` stay as checkpointed; `get_state`
+    applies the finished ones. Checked side by side with LangGraph."""
+    from engine import interrupt
+
+    def asks(s: S) -> dict:
+        return {"log": [interrupt("q")]}
+
+    def fails(s: S) -> dict:
+        raise ValueError("boom")
+
+    g = StateGraph(S)
+    g.add_node("fine", lambda s: {"log": ["fine"]})
+    g.add_node("second", asks if second == "asks" else fails)
+    g.add_edge(START, "fine")
+    g.add_edge(START, "second")
+    app = g.compile(checkpointer=InMemorySaver())
+    if second == "asks":
+        app.invoke({"x": 1}, cfg())
+    else:
+        with pytest.raises(ValueError):
+            app.invoke({"x": 1}, cfg())
+    latest = app.get_state(cfg())
+    entry = next(iter(app.get_state_history(cfg())))
+    assert entry.config == latest.config
+    assert latest.values == {"x": 1, "log": ["fine"]} and latest.next == ("second",)
+    assert entry.values == {"x": 1, "log": []} and entry.next == ("fine", "second")
+    for snap in (latest, entry):
+        fine, other = snap.tasks
+        assert (fine.name, fine.result, fine.error) == ("fine", {"log": ["fine"]}, None)
+        assert other.result is None
+        if second == "asks":
+            assert [i.value for i in other.interrupts] == ["q"] and other.error is None
+            assert [i.value for i in snap.interrupts] == ["q"]
+        else:
+            assert other.error == "ValueError('boom')" and other.interrupts == ()
+            assert snap.interrupts == ()
+
+
 # -- update_state (lg_facts §15) ----------------------------------------------------------------
 
 
