@@ -117,7 +117,12 @@ class CompiledStateGraph:
             context=kwargs.get("context") if parent is None else parent.context,
             interrupt_before=tuple(before) if before is not None else self.plan.interrupt_before,
             interrupt_after=tuple(after) if after is not None else self.plan.interrupt_after,
-            durability=_durability(kwargs.get("durability")),
+            # A subgraph saves as its root does unless told otherwise (as LangGraph).
+            durability=(
+                parent.durability
+                if parent is not None and kwargs.get("durability") is None
+                else _durability(kwargs.get("durability"))
+            ),
         )
         run.fresh_namespace = fresh
         return run

@@ -23,9 +23,11 @@ class Deferred(InMemorySaver):
     def __init__(self) -> None:
         super().__init__()
         self.queued: list[tuple[str, tuple[Any, ...]]] = []
+        self.handed_over = 0
         self.flushes = 0
 
     def put_nowait(self, config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        self.handed_over += 1
         self.queued.append(("put", (config, checkpoint, metadata, versions)))
         conf = config["configurable"]
         return {
@@ -39,6 +41,7 @@ class Deferred(InMemorySaver):
     def put_writes_nowait(
         self, config: Any, writes: Any, task_id: str, task_path: str = ""
     ) -> None:
+        self.handed_over += 1
         self.queued.append(("put_writes", (config, writes, task_id, task_path)))
 
     def flush(self) -> None:
@@ -105,15 +108,46 @@ async def test_a_fan_out_to_subgraphs_waits_for_the_saver_once(use_async: bool) 
 
 
 @pytest.mark.parametrize("durability", ["sync", "exit"])
-def test_subgraph_hand_overs_are_stored_when_the_root_does_not_wait(durability: str) -> None:
-    """A root saving synchronously never flushes: subgraphs that handed changes over wait
-    for them themselves."""
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.anyio
+async def test_subgraphs_save_as_their_root_does(durability: str, use_async: bool) -> None:
+    """`durability` given to the root holds for its subgraphs too (as LangGraph): nothing is
+    handed over in the background, so nothing waits for a flush."""
     saver = Deferred()
-    app = _fan_out(False).compile(checkpointer=saver)
+    app = _fan_out(use_async).compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": "fan"}}
-    app.invoke({"out": []}, cfg, durability=durability)
-    assert saver.queued == []
+    if use_async:
+        await app.ainvoke({"out": []}, cfg, durability=durability)
+    else:
+        app.invoke({"out": []}, cfg, durability=durability)
+    assert saver.handed_over == 0 and saver.flushes == 0
     assert len(_stored_namespaces(saver, "fan")) == 4
+
+
+def test_a_graph_handing_over_under_a_root_that_does_not_wait_waits_itself() -> None:
+    """A graph invoked in a node with `durability="async"` while its root saves synchronously
+    (so never flushes) waits for its own hand-overs before returning."""
+    inner = StateGraph(Work)
+    inner.add_node("i1", lambda s: {"out": ["inner"]})
+    inner.add_edge(START, "i1")
+    inner_app = inner.compile()  # no saver of its own: writes through the root's
+    saver = Deferred()
+    seen: list[Any] = []
+
+    def caller(s: Work) -> dict:
+        out = inner_app.invoke({"out": []}, durability="async")
+        seen.append((saver.handed_over, list(saver.queued)))
+        return {"out": out["out"]}
+
+    g = StateGraph(Work)
+    g.add_node("caller", caller)
+    g.add_edge(START, "caller")
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "outer"}}
+    assert app.invoke({"out": []}, cfg, durability="sync") == {"out": ["inner"]}
+    [(handed_over, queued)] = seen
+    assert handed_over > 0 and queued == []  # the inner run handed over, then flushed
+    assert len(_stored_namespaces(saver, "outer")) == 2
 
 
 @pytest.mark.parametrize("use_async", [False, True])
