@@ -13,6 +13,18 @@ delta blob naming the versions it builds on::
 Chains are capped at `MAX_CHAIN` deltas, after which a full value is stored again, so a read
 fetches a bounded number of blobs.
 
+When the new items are exactly another list channel's last stored value (a node returning
+``{"log": state["messages"]}`` to an ``operator.add`` channel: every item is an object that
+channel already holds), they are not serialized again but named as that channel's version::
+
+    b"\xc1" + msgpack([chain, None, source, needs])   source: [channel, version] whose full
+                                                       value the new items are; needs: every
+                                                       other (channel, version) a read fetches
+
+A delta built on such a one carries its `needs` too (as ``[chain, tail, None, needs]``), so a
+reader fetches everything in one more round, and pruning keeps it. `MAX_NEEDS` bounds them: a
+version that would need more is written out instead.
+
 A task's write of a list that starts with a list the checkpoint it was computed from holds (a
 node returning ``state["items"]``, or ``state["items"] + [new]`` to a plain channel) is stored the
 same way, as a reference to that channel plus the serialized new items::
@@ -42,6 +54,7 @@ import msgspec
 
 __all__ = [
     "MAX_CHAIN",
+    "MAX_NEEDS",
     "Lineage",
     "Stored",
     "closure",
@@ -49,13 +62,15 @@ __all__ = [
     "dump_write",
     "is_delta",
     "load_write",
+    "needs_of",
     "resolve",
 ]
 
 MAX_CHAIN = 32
+MAX_NEEDS = 64
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
-_decode_header = msgspec.msgpack.Decoder(tuple[list[Any], bytes]).decode
+_decode_header = msgspec.msgpack.Decoder(list[Any]).decode
 _decode_ref = msgspec.msgpack.Decoder(tuple[str, int, bytes]).decode
 # (thread, namespace) pairs remembered per saver, least recently used dropped first. A run that
 # loads a checkpoint gets new objects (no identity with what was stored), so this only has to
@@ -63,39 +78,93 @@ _decode_ref = msgspec.msgpack.Decoder(tuple[str, int, bytes]).decode
 _THREADS = 64
 
 
+_Pair = tuple[str, Any]  # (channel, version)
+
+
 class _Last(NamedTuple):
     version: Any
     value: list[Any]  # the very object stored: identity is the whole check
     length: int  # its length then; a different length now means it was mutated
     chain: tuple[Any, ...]  # the versions a read of `version` needs before it
+    needs: frozenset[_Pair] = frozenset()  # every other blob a read of `version` fetches
+
+
+class _Header(NamedTuple):
+    chain: list[Any]
+    tail: bytes | None  # the serialized new items, or None when `source` stands for them
+    source: _Pair | None
+    needs: list[_Pair]  # beyond the chain (sourced deltas and deltas built on them)
 
 
 def is_delta(blob: Any) -> bool:
     return type(blob) is bytes and blob[:1] == _MARK
 
 
-def chain_of(blob: bytes) -> list[Any]:
-    """The versions a delta blob builds on, oldest first."""
-    return _decode_header(memoryview(blob)[1:])[0]
+def _header(blob: bytes) -> _Header:
+    fields = _decode_header(memoryview(blob)[1:])
+    if len(fields) == 2:  # [chain, tail]
+        return _Header(fields[0], fields[1], None, [])
+    chain, tail, source, needs = fields
+    return _Header(
+        chain, tail, tuple(source) if source is not None else None, [tuple(p) for p in needs]
+    )
 
 
-def rebuild(blob: bytes, ancestor: Callable[[Any], Any], loads: Callable[[Any], Any]) -> list[Any]:
-    """The full list a delta stands for; `ancestor(version)` returns a stored blob or None."""
-    chain, tail = _decode_header(memoryview(blob)[1:])
-    value: list[Any] | None = None
-    for version in chain:
-        part = ancestor(version)
+def needs_of(blob: bytes, channel: str) -> list[_Pair]:
+    """Every (channel, version) a read of this delta blob of `channel` fetches besides it."""
+    header = _header(blob)
+    return [(channel, v) for v in header.chain] + header.needs
+
+
+def _items(
+    blob: bytes, channel: str, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
+    memo: dict[_Pair, list[Any]],
+) -> list[Any]:
+    """The full list a delta blob of `channel` stands for."""
+    header = _header(blob)
+    value: list[Any] = []
+    for index, version in enumerate(header.chain):
+        part = fetch(channel, version)
         if part is None:
             raise LookupError(f"checkpoint blob version {version!r} is missing")
-        if value is None:
+        if is_delta(part):
+            value.extend(_own_items(_header(part), fetch, loads, memo))
+        elif index == 0:
             value = loads(part)
             if type(value) is not list:
                 raise TypeError("a delta chain must start with a stored list")
         else:
-            value.extend(loads(_decode_header(memoryview(part)[1:])[1]))
-    assert value is not None, "a delta always names at least its base"
-    value.extend(loads(tail))
+            raise ValueError(f"checkpoint blob version {version!r} is not a delta")
+    value.extend(_own_items(header, fetch, loads, memo))
     return value
+
+
+def _own_items(
+    header: _Header, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
+    memo: dict[_Pair, list[Any]],
+) -> list[Any]:
+    """The items one delta adds: its tail, or the whole value of its source."""
+    if header.source is None:
+        return loads(header.tail)
+    return _value(header.source, fetch, loads, memo)
+
+
+def _value(
+    pair: _Pair, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
+    memo: dict[_Pair, list[Any]],
+) -> list[Any]:
+    """A stored list channel value, read once per `resolve` (a source may be named often)."""
+    found = memo.get(pair)
+    if found is None:
+        blob = fetch(*pair)
+        if blob is None:
+            raise LookupError(f"checkpoint blob {pair!r} is missing")
+        if is_delta(blob):
+            found = _items(blob, pair[0], fetch, loads, memo)
+        else:
+            found = loads(blob)
+        memo[pair] = found
+    return found
 
 
 def resolve(
@@ -105,12 +174,14 @@ def resolve(
 ) -> dict[str, Any]:
     """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out."""
     values: dict[str, Any] = {}
+    memo: dict[_Pair, list[Any]] = {}
     for channel, version in wanted:
         found = blob(channel, version)
         if found is None:
             continue
         if is_delta(found):
-            values[channel] = rebuild(found, lambda v, ch=channel: blob(ch, v), loads)
+            # A copy: the memo's list may also be another channel's items.
+            values[channel] = list(_value((channel, version), blob, loads, memo))
         else:
             values[channel] = loads(found)
     return values
@@ -121,7 +192,7 @@ def closure(referenced: set[tuple[str, Any]], blob: Callable[[str, Any], Any]) -
     for channel, version in list(referenced):
         found = blob(channel, version)
         if is_delta(found):
-            referenced.update((channel, v) for v in chain_of(found))
+            referenced.update(needs_of(found, channel))
 
 
 class Stored(dict[str, _Last]):
@@ -181,19 +252,59 @@ def dump_list(
 
     Returns the blob and what to remember once the whole checkpoint has been serialized."""
     prev = last.get(channel)
+    chain: tuple[Any, ...] = ()
+    needs: frozenset[_Pair] = frozenset()
+    start = 0
     if (
         prev is not None
         and len(prev.chain) < MAX_CHAIN
+        and len(prev.needs) < MAX_NEEDS
         and len(prev.value) == prev.length
         and len(value) >= prev.length
         and all(map(operator.is_, prev.value, value))
     ):
         chain = (*prev.chain, prev.version)
-        blob = _MARK + _encode((chain, dumps(value[prev.length :])))
-    else:
-        chain = ()
+        needs = prev.needs | {(channel, prev.version)}
+        start = prev.length
+    source = _source(last, channel, value, start, MAX_NEEDS - len(needs))
+    if source is not None:
+        name, entry = source
+        needs = needs | entry.needs | {(name, entry.version)}
+        blob = _MARK + _encode((chain, None, (name, entry.version), _beyond(needs, channel, chain)))
+    elif not chain:
         blob = dumps(value)
-    return blob, _Last(version, value, len(value), chain)
+    elif len(needs) > len(chain):  # built on a sourced delta: its reads travel along
+        tail = dumps(value[start:])
+        blob = _MARK + _encode((chain, tail, None, _beyond(needs, channel, chain)))
+    else:
+        blob = _MARK + _encode((chain, dumps(value[start:])))
+    return blob, _Last(version, value, len(value), chain, needs)
+
+
+def _source(
+    last: Mapping[str, _Last], channel: str, value: list[Any], start: int, room: int
+) -> tuple[str, _Last] | None:
+    """Another channel whose last stored list is exactly `value[start:]`, item by item."""
+    count = len(value) - start
+    if count <= 0:
+        return None
+    first = value[start]
+    for name, entry in last.items():
+        if (
+            entry.length == count
+            and name != channel
+            and len(entry.value) == count
+            and entry.value[0] is first
+            and len(entry.needs) < room
+            and all(map(operator.is_, entry.value, value[start:]))
+        ):
+            return name, entry
+    return None
+
+
+def _beyond(needs: frozenset[_Pair], channel: str, chain: tuple[Any, ...]) -> list[_Pair]:
+    own = {(channel, v) for v in chain}
+    return [pair for pair in needs if pair not in own]
 
 
 def dump_write(

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import aiosqlite
 
 from ._common import matches_filter
-from ._deltas import chain_of, is_delta, load_write, resolve
+from ._deltas import is_delta, load_write, needs_of, resolve
 from ._sqlite_writer import Writer
 from .base import Checkpoint, CheckpointTuple, get_checkpoint_id, thread_config
 from .serde import Serializer
@@ -111,13 +111,13 @@ class Reader:
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
     ) -> dict[_BlobKey, bytes | None]:
         loaded = await self._query_blobs(thread_id, ns, pairs)
-        # Append deltas name the versions they build on: fetch those too, in one more round.
+        # Append deltas name every blob they build on: fetch those too, in one more round.
         missing = {
-            (key[2], base)
+            pair
             for key, value in loaded.items()
             if is_delta(value)
-            for base in chain_of(value)  # type: ignore[arg-type]
-            if (thread_id, ns, key[2], base) not in loaded
+            for pair in needs_of(value, key[2])  # type: ignore[arg-type]
+            if (thread_id, ns, *pair) not in loaded
         }
         if missing:
             loaded.update(await self._query_blobs(thread_id, ns, [*missing]))

@@ -56,8 +56,14 @@ async def _v2_append_deltas(conn: aiosqlite.Connection) -> None:
     a version-1 reader would misread, so the bump makes older releases refuse the file."""
 
 
+async def _v3_shared_items(conn: aiosqlite.Connection) -> None:
+    """Version 3 changes no table: from here a delta may name another channel's value as its
+    new items, and a task's list write may refer to a channel of its checkpoint (`_deltas`),
+    which a version-2 reader would misread."""
+
+
 # Append only: index i upgrades the component from version i to i + 1.
-MIGRATIONS: list[AsyncMigration] = [_V1_TABLES, _v2_append_deltas]
+MIGRATIONS: list[AsyncMigration] = [_V1_TABLES, _v2_append_deltas, _v3_shared_items]
 
 
 async def migrate(conn: aiosqlite.Connection) -> int:

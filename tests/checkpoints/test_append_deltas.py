@@ -431,3 +431,180 @@ def test_prune_keeps_what_the_latest_checkpoints_references_build_on(
     assert [(c, v) for _, c, v in kept[1].pending_writes if c == "copy"] == [
         ("copy", returned[-1][1])
     ]
+
+
+# -- new items that are another channel's value (sourced deltas) -------------------------------
+
+
+class Shared(TypedDict):
+    a: Annotated[list, operator.add]
+    b: Annotated[list, operator.add]
+    n: int
+
+
+def sharing_graph(steps: int, size: int) -> StateGraph:
+    """A loop of grow -> mirror (-> back after rounds 3 and 6): `mirror` appends all of `a` to
+    `b`, `back` all of `b` to `a`, so their new items are objects the other channel holds."""
+
+    def grow(state: Shared) -> dict:
+        return {"a": [{"n": state["n"], "payload": "p" * size}], "n": state["n"] + 1}
+
+    def mirror(state: Shared) -> dict:
+        return {"b": state["a"]}
+
+    def back(state: Shared) -> dict:
+        return {"a": state["b"]}
+
+    def after_mirror(state: Shared) -> str:
+        if state["n"] >= steps:
+            return END
+        return "back" if state["n"] in (3, 6) else "grow"
+
+    builder = StateGraph(Shared)
+    for node in (grow, mirror, back):
+        builder.add_node(node)
+    builder.add_edge(START, "grow")
+    builder.add_edge("grow", "mirror")
+    builder.add_conditional_edges("mirror", after_mirror, ["back", "grow", END])
+    builder.add_edge("back", "grow")
+    return builder
+
+
+def run_sharing(
+    saver: BaseCheckpointSaver, steps: int, thread: str = "t", size: int = 300
+) -> list[dict]:
+    """Run `sharing_graph`; returns the state after every step, oldest first."""
+    graph = sharing_graph(steps, size).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": 10_000}
+    states = list(graph.stream({"a": [], "b": [], "n": 0}, config, stream_mode="values"))
+    return [copy_state(s) for s in states]
+
+
+def copy_state(state: dict) -> dict:
+    return {k: list(v) if isinstance(v, list) else v for k, v in state.items()}
+
+
+def history_values(saver: BaseCheckpointSaver, thread: str = "t") -> list[dict]:
+    """Every checkpoint's values read back through `saver`, oldest first, the input's left out."""
+    snapshots = reversed(list(saver.list(thread_config(thread))))
+    keys = Shared.__annotations__
+    return [
+        copy_state({k: v for k, v in s.checkpoint["channel_values"].items() if k in keys})
+        for s in snapshots
+        if s.metadata["source"] != "input"
+    ]
+
+
+def sourced(blob: bytes) -> bool:
+    from checkpoints._deltas import _header
+
+    return is_delta(blob) and _header(blob).source is not None
+
+
+def test_new_items_that_are_another_channels_value_are_stored_as_a_reference(
+    saver: BaseCheckpointSaver,
+) -> None:
+    states = run_sharing(saver, 12)
+    assert len(states[-1]["b"]) > 50  # b holds many copies of a's items
+
+    b_blobs, a_blobs = stored_blobs(saver, "b"), stored_blobs(saver, "a")
+    assert sum(map(sourced, b_blobs)) >= 10  # every mirror after the first
+    assert sum(map(sourced, a_blobs)) == 2  # each back
+    # Deltas built on a sourced one carry its reads along: a's `grow` after a `back`.
+    from checkpoints._deltas import _header, needs_of
+
+    assert any(
+        is_delta(x) and not sourced(x) and len(needs_of(x, "a")) > len(_header(x).chain)
+        for x in a_blobs
+    )
+    # Nothing is written out twice: far less than the items themselves.
+    assert sum(map(len, b_blobs + a_blobs)) < 20 * 400
+
+    readers = [saver]
+    if isinstance(saver, SqliteSaver):
+        readers.append(SqliteSaver(saver.path))
+    for reader in readers:
+        assert history_values(reader) == states
+        if reader is not saver:
+            reader.close()
+
+
+def test_sourced_reads_stay_bounded_over_a_long_thread(saver: BaseCheckpointSaver) -> None:
+    from checkpoints._deltas import MAX_NEEDS, needs_of
+
+    states = run_sharing(saver, 80, size=10)
+    blobs = {ch: stored_blobs(saver, ch) for ch in ("a", "b")}
+    for channel, stored in blobs.items():
+        assert all(len(needs_of(x, channel)) <= MAX_NEEDS for x in stored if is_delta(x))
+        assert sum(not is_delta(x) for x in stored) >= 3  # full values restart the reads
+    assert sum(map(sourced, blobs["b"])) > 50
+    assert history_values(saver)[-1] == states[-1]
+
+
+def test_prune_keeps_the_sources_a_kept_delta_reads(saver: BaseCheckpointSaver) -> None:
+    states = run_sharing(saver, 20)
+    saver.prune(["t"], strategy="keep_latest", keep_last=1)
+    assert len(stored_blobs(saver, "n")) == 1  # pruning did run
+    # The latest values read every earlier version of both lists (one chain each, with
+    # sources into the other): all are kept.
+    assert len(stored_blobs(saver, "a")) == 20 + 2 + 1  # grows, backs, the input's
+
+    readers = [saver]
+    if isinstance(saver, SqliteSaver):
+        readers.append(SqliteSaver(saver.path))
+    for reader in readers:
+        assert history_values(reader) == [states[-1]]
+        if reader is not saver:
+            reader.close()
+
+
+def test_a_copied_thread_reads_its_sourced_deltas(saver: BaseCheckpointSaver) -> None:
+    states = run_sharing(saver, 9, thread="a")
+    saver.copy_thread("a", "b")
+    saver.delete_thread("a")
+    assert history_values(saver, "b") == states
+    assert history_values(saver, "a") == []
+
+
+class Replaced(TypedDict):
+    a: Annotated[list, operator.add]
+    c: list
+    n: int
+
+
+def test_prune_keeps_a_source_no_kept_checkpoint_holds(saver: BaseCheckpointSaver) -> None:
+    """`a` takes `c`'s items by reference, then `c` is replaced: the latest checkpoint holds
+    only the new `c`, yet reading its `a` needs the old one, so pruning must keep it."""
+    items = [{"i": i, "payload": "q" * 50} for i in range(5)]
+
+    def fill(state: Replaced) -> dict:
+        return {"c": list(items)}
+
+    def take(state: Replaced) -> dict:
+        return {"a": state["c"]}
+
+    def replace(state: Replaced) -> dict:
+        return {"c": ["other"], "n": 1}
+
+    builder = StateGraph(Replaced)
+    for node in (fill, take, replace):
+        builder.add_node(node)
+    builder.add_edge(START, "fill")
+    builder.add_edge("fill", "take")
+    builder.add_edge("take", "replace")
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"a": [], "c": [], "n": 0}, config)
+    assert sum(map(sourced, stored_blobs(saver, "a"))) == 1
+
+    saver.prune(["t"], strategy="keep_latest", keep_last=1)
+    # The latest `c`, and the one `a` reads (a delta on the input's empty list, also kept).
+    assert len(stored_blobs(saver, "c")) == 3
+    readers = [saver]
+    if isinstance(saver, SqliteSaver):
+        readers.append(SqliteSaver(saver.path))
+    for reader in readers:
+        state = builder.compile(checkpointer=reader).get_state(config)
+        assert state.values == {"a": items, "c": ["other"], "n": 1}
+        if reader is not saver:
+            reader.close()
