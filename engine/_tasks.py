@@ -301,6 +301,36 @@ def _waits_at_end(run: Run) -> bool:
     return root is run or run.checkpointer is not root.checkpointer or root.durability != "async"
 
 
+def _keep_exit_checkpoint(run: Run) -> None:
+    """`durability="exit"` (as LangGraph): of what the run queued, only its last checkpoint is
+    saved, holding every channel that moved since the checkpoint the run started from (its
+    parent), with that checkpoint's pending writes; a subgraph that finished saves nothing."""
+    outbox = run.outbox
+    if run.parent is not None and run.status == "done":
+        outbox.clear()
+        return
+    puts = [args for op, args in outbox if op == "put"]
+    kept: list[tuple[str, tuple[Any, ...]]] = []
+    if puts:
+        values: dict[str, Any] = {}
+        versions: dict[str, Any] = {}
+        for _, checkpoint, _, new_versions in puts:
+            values.update(checkpoint["channel_values"])
+            versions.update(new_versions)
+        _, last, metadata, _ = puts[-1]
+        final = last["channel_versions"]
+        moved = {ch: v for ch, v in versions.items() if final.get(ch) == v}
+        merged = {**last, "channel_values": {ch: values[ch] for ch in moved if ch in values}}
+        kept.append(("put", (puts[0][0], merged, metadata, moved)))
+    current = run.checkpoint_id
+    kept += [
+        item
+        for item in outbox
+        if item[0] == "put_writes" and item[1][0]["configurable"]["checkpoint_id"] == current
+    ]
+    outbox[:] = kept
+
+
 def _sync_ops(run: Run) -> dict[str, Any]:
     """The saver methods this run writes with, looked up once per run."""
     ops = run.saver_ops
@@ -320,8 +350,10 @@ def flush_sync(run: Run, final: bool = False) -> None:
     if saver is None:
         outbox.clear()
         return
-    if run.durability == "exit" and not final:
-        return
+    if run.durability == "exit":
+        if not final:
+            return
+        _keep_exit_checkpoint(run)
     if outbox:
         ops = _sync_ops(run)
         items = outbox[:]
@@ -338,8 +370,10 @@ async def flush_async(run: Run, final: bool = False) -> None:
     if saver is None:
         outbox.clear()
         return
-    if run.durability == "exit" and not final:
-        return
+    if run.durability == "exit":
+        if not final:
+            return
+        _keep_exit_checkpoint(run)
     # "async" durability hands each change over without awaiting (the common case: no await,
     # so nothing a cancellation could interrupt and no cancel scope to pay for per step).
     while outbox:

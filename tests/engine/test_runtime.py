@@ -94,7 +94,9 @@ def test_every_durability_ends_with_the_same_saved_state(tmp_path: Path, durabil
         state = _chain(reopened).get_state(_cfg())
         assert state.values == {"x": 1, "log": ["a", "b"]}
         history = list(_chain(reopened).get_state_history(_cfg()))
-        assert [h.metadata["step"] for h in history] == [2, 1, 0, -1]
+        # "exit" keeps only the last checkpoint (as LangGraph 1.2.22), the others every step.
+        steps = [2] if durability == "exit" else [2, 1, 0, -1]
+        assert [h.metadata["step"] for h in history] == steps
 
 
 def test_exit_durability_writes_nothing_until_the_run_ends() -> None:
@@ -115,6 +117,101 @@ def test_exit_durability_writes_nothing_until_the_run_ends() -> None:
     assert app.get_state(_cfg()).values["log"] == ["a", "b"]
     app.invoke({"x": 1}, _cfg("2"), durability="sync")
     assert seen[1] is not None and seen[1].metadata["step"] == 1
+
+
+def _abc(saver: Any) -> Any:
+    """a -> b -> c; b interrupts when x == 2, c fails when x == 3."""
+    from engine import interrupt
+
+    def b(s: S) -> dict:
+        return {"log": [interrupt("q") if s["x"] == 2 else "b"]}
+
+    def c(s: S) -> dict:
+        if s["x"] == 3:
+            raise ValueError("boom")
+        return {"log": ["c"]}
+
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"log": ["a"]})
+    g.add_node("b", b)
+    g.add_node("c", c)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    return g.compile(checkpointer=saver)
+
+
+def _history(app: Any, thread: str) -> list[tuple[int, tuple[str, ...], bool]]:
+    return [
+        (h.metadata["step"], h.next, h.parent_config is not None)
+        for h in app.get_state_history(_cfg(thread))
+    ]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_exit_durability_saves_the_last_checkpoint_of_each_invocation(
+    use_async: bool,
+) -> None:
+    """Histories checked side by side with LangGraph 1.2.22: one checkpoint per invocation,
+    its parent the one the invocation started from; an interrupted or failed run keeps its
+    last checkpoint with the pending interrupt or error, and resumes from it."""
+    from engine import Command
+
+    app = _abc(InMemorySaver())
+
+    async def run(value: Any, thread: str) -> Any:
+        if use_async:
+            return await app.ainvoke(value, _cfg(thread), durability="exit")
+        return app.invoke(value, _cfg(thread), durability="exit")
+
+    assert (await run({"x": 1}, "ok"))["log"] == ["a", "b", "c"]
+    assert _history(app, "ok") == [(3, (), False)]
+    await run({"x": 1}, "ok")
+    assert _history(app, "ok") == [(8, (), True), (3, (), False)]
+
+    await run({"x": 2}, "asks")
+    assert _history(app, "asks") == [(1, ("b",), False)]
+    [entry] = app.get_state_history(_cfg("asks"))
+    assert [i.value for i in entry.interrupts] == ["q"]
+    assert (await run(Command(resume="ans"), "asks"))["log"] == ["a", "ans", "c"]
+    assert _history(app, "asks") == [(3, (), True), (1, ("b",), False)]
+
+    with pytest.raises(ValueError):
+        await run({"x": 3}, "fails")
+    assert _history(app, "fails") == [(2, ("c",), False)]
+    state = app.get_state(_cfg("fails"))
+    assert state.values == {"x": 3, "log": ["a", "b"]}
+    assert [t.error for t in state.tasks] == ["ValueError('boom')"]
+
+
+def test_exit_durability_saves_a_subgraph_only_when_it_stops_early() -> None:
+    """As LangGraph: a subgraph that finished saves nothing; one that was interrupted saves
+    its last checkpoint, which the resume continues from."""
+    from engine import Command, interrupt
+
+    def sub_graph(ask: bool) -> Any:
+        sub = StateGraph(S)
+        sub.add_node("s1", lambda s: {"log": ["s1"]})
+        sub.add_node("s2", lambda s: {"log": [interrupt("q") if ask else "s2"]})
+        sub.add_edge(START, "s1")
+        sub.add_edge("s1", "s2")
+        g = StateGraph(S)
+        g.add_node("sub", sub.compile())
+        g.add_edge(START, "sub")
+        return g
+
+    saver = InMemorySaver()
+    sub_graph(False).compile(checkpointer=saver).invoke({"x": 1}, _cfg("done"), durability="exit")
+    assert [ns for ns, saved in saver.storage["done"].items() if saved] == [""]
+
+    app = sub_graph(True).compile(checkpointer=saver)
+    app.invoke({"x": 1}, _cfg("asks"), durability="exit")
+    namespaces = sorted(ns for ns, saved in saver.storage["asks"].items() if saved)
+    assert namespaces[0] == "" and [ns.split(":")[0] for ns in namespaces[1:]] == ["sub"]
+    assert app.invoke(Command(resume="ans"), _cfg("asks"), durability="exit")["log"] == [
+        "s1", "ans",
+    ]
 
 
 def test_bad_durability_is_a_clear_error() -> None:
