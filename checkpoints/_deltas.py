@@ -180,8 +180,9 @@ def resolve(
         if found is None:
             continue
         if is_delta(found):
-            # A copy: the memo's list may also be another channel's items.
-            values[channel] = list(_value((channel, version), blob, loads, memo))
+            # The memo's list itself: other reads only copy items out of it, and the memo
+            # ends with this call.
+            values[channel] = _value((channel, version), blob, loads, memo)
         else:
             values[channel] = loads(found)
     return values
