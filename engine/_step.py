@@ -135,9 +135,14 @@ def prepare_tasks(
     inputs: dict[int, Any] = {}  # per input group: the input built for the step's first node
     for name in names:
         node = nodes[name]
-        triggers = tuple(t for t in node.triggers if channels[t].is_available())
-        if not triggers:
-            continue
+        triggers = node.triggers
+        if len(triggers) == 1:  # most nodes: no generator for one channel
+            if not channels[triggers[0]].is_available():
+                continue
+        else:
+            triggers = tuple(t for t in triggers if channels[t].is_available())
+            if not triggers:
+                continue
         if name == "__start__":
             value = channels["__start__"].value
         elif node.input_group in inputs:
