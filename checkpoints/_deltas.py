@@ -274,11 +274,10 @@ def dump_list(
         blob = _MARK + _encode((chain, None, (name, entry.version), _beyond(needs, channel, chain)))
     elif not chain:
         blob = dumps(value)
-    elif len(needs) > len(chain):  # built on a sourced delta: its reads travel along
-        tail = dumps(value[start:])
-        blob = _MARK + _encode((chain, tail, None, _beyond(needs, channel, chain)))
     else:
-        blob = _MARK + _encode((chain, dumps(value[start:])))
+        tail = dumps(value[start:])
+        extra = _beyond(needs, channel, chain)  # built on a sourced delta: its reads travel
+        blob = _MARK + _encode((chain, tail, None, extra) if extra else (chain, tail))
     return blob, _Last(version, value, len(value), chain, needs)
 
 
