@@ -421,7 +421,8 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             if tasks is None:
                 break
             todo = _start(run, tasks)
-            if len(todo) == 1 and not live:
+            # the input task runs no user code, so it streams nothing live: no thread hop
+            if len(todo) == 1 and (not live or todo[0].name == START):
                 execute_sync(run, todo[0])
                 flush_sync(run)
                 yield
@@ -537,7 +538,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             if tasks is None:
                 break
             todo = _start(run, tasks)
-            if len(todo) == 1 and not live:
+            if len(todo) == 1 and (not live or todo[0].name == START):
                 await execute_async(run, todo[0])
                 await flush_async(run)
                 yield
