@@ -178,11 +178,10 @@ class CompiledStateGraph:
         """
         if stream_mode != "values":
             return list(self.stream(input, config, stream_mode=stream_mode, **kwargs))
-        run = None
-        for item in self._stream_items(input, config, [], False, kwargs, keep_run=True):
-            run = item
-        assert isinstance(run, Run)
-        return run.output()
+        kept: list[Run] = []
+        for _ in self._stream_batches(input, config, [], False, kwargs, kept):
+            pass
+        return kept[0].output()
 
     def stream(
         self,
@@ -196,21 +195,28 @@ class CompiledStateGraph:
         """Yield chunks of the requested modes as the run produces them (SPEC §1 shapes)."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
         pick = picker(as_list, subgraphs)
-        for item in self._stream_items(input, config, modes, subgraphs, kwargs):
-            yield pick(item)
+        for batch in self._stream_batches(input, config, modes, subgraphs, kwargs):
+            while batch:
+                yield pick(batch.popleft())
 
-    def _stream_items(
+    def _stream_batches(
         self,
         value: Any,
         config: dict[str, Any] | None,
         modes: list[str],
         subgraphs: bool,
         kwargs: dict[str, Any],
-        keep_run: bool = False,
+        kept: list[Run] | None = None,
         stop: threading.Event | None = None,
-    ) -> Iterator[Any]:
+    ) -> Iterator[collections.deque[Any]]:
+        """Drive a run, yielding its chunk buffer whenever it holds chunks.
+
+        The caller drains the buffer (`popleft`) before resuming: a step's chunks cost one
+        generator hop, not one per chunk. Live writers may append while it drains. `kept`
+        receives the run once it ends.
+        """
         if self.plan.has_async and current_scope.get() is None:
-            yield from self._via_portal(value, config, modes, subgraphs, kwargs, keep_run)
+            yield from self._via_portal(value, config, modes, subgraphs, kwargs, kept)
             return
         buffer: collections.deque[Any] = collections.deque()
         live = bool(_LIVE.intersection(modes))
@@ -251,16 +257,16 @@ class CompiledStateGraph:
                 if fork:
                     self._fork(run)
                     flush_sync(run)
-            while buffer:
-                yield buffer.popleft()
+            if buffer:
+                yield buffer
             if stop is not None and stop.is_set() and run.step > 0:
                 # stops at this step boundary (once the input is applied); finished steps saved
                 driver.close()
                 return
-        while buffer:
-            yield buffer.popleft()
-        if keep_run:
-            yield run
+        if buffer:
+            yield buffer
+        if kept is not None:
+            kept.append(run)
 
     def _via_portal(
         self,
@@ -269,10 +275,10 @@ class CompiledStateGraph:
         modes: list[str],
         subgraphs: bool,
         kwargs: dict[str, Any],
-        keep_run: bool,
-    ) -> Iterator[Any]:
+        kept: list[Run] | None,
+    ) -> Iterator[collections.deque[Any]]:
         with anyio.from_thread.start_blocking_portal() as portal:
-            agen = self._astream_items(value, config, modes, subgraphs, kwargs, keep_run)
+            agen = self._astream_batches(value, config, modes, subgraphs, kwargs, kept)
             try:
                 while True:
                     try:
@@ -318,11 +324,10 @@ class CompiledStateGraph:
         """Async `invoke`."""
         if stream_mode != "values":
             return [c async for c in self.astream(input, config, stream_mode=stream_mode, **kwargs)]
-        run = None
-        async for item in self._astream_items(input, config, [], False, kwargs, keep_run=True):
-            run = item
-        assert isinstance(run, Run)
-        return run.output()
+        kept: list[Run] = []
+        async for _ in self._astream_batches(input, config, [], False, kwargs, kept):
+            pass
+        return kept[0].output()
 
     async def astream(
         self,
@@ -339,30 +344,32 @@ class CompiledStateGraph:
         # aclosing: a consumer that stops early closes the run now (its step's tasks cancelled
         # and awaited), not whenever the garbage collector finalizes the inner generators.
         async with contextlib.aclosing(
-            self._astream_items(input, config, modes, subgraphs, kwargs)
-        ) as items:
-            async for item in items:
-                yield pick(item)
+            self._astream_batches(input, config, modes, subgraphs, kwargs)
+        ) as batches:
+            async for batch in batches:
+                while batch:
+                    yield pick(batch.popleft())
 
-    async def _astream_items(
+    async def _astream_batches(
         self,
         value: Any,
         config: dict[str, Any] | None,
         modes: list[str],
         subgraphs: bool,
         kwargs: dict[str, Any],
-        keep_run: bool = False,
-    ) -> AsyncIterator[Any]:
+        kept: list[Run] | None = None,
+    ) -> AsyncIterator[collections.deque[Any]]:
+        """`_stream_batches` on the event loop."""
         from ._stream import Wakeup
 
         if not self.plan.has_async and current_scope.get() is None:
             # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
             # instead of one thread hop per node.
-            async for item in _in_worker_thread(
-                functools.partial(self._stream_items, value, config, modes, subgraphs, kwargs,
-                                  keep_run)
+            async for batch in _in_worker_thread(
+                functools.partial(self._stream_batches, value, config, modes, subgraphs, kwargs,
+                                  kept)
             ):
-                yield item
+                yield batch
             return
         buffer: collections.deque[Any] = collections.deque()
         live = bool(_LIVE.intersection(modes))
@@ -397,12 +404,12 @@ class CompiledStateGraph:
                     if fork:
                         self._fork(run)
                         await flush_async(run)
-                while buffer:
-                    yield buffer.popleft()
-        while buffer:
-            yield buffer.popleft()
-        if keep_run:
-            yield run
+                if buffer:
+                    yield buffer
+        if buffer:
+            yield buffer
+        if kept is not None:
+            kept.append(run)
 
     async def astream_events(
         self,
@@ -616,17 +623,18 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
     return fn(input, merged, **kw)
 
 
-async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
-    """Run a sync stream in a worker thread and relay its items as they come.
+async def _in_worker_thread(produce: Any) -> AsyncIterator[collections.deque[Any]]:
+    """Run a sync batch stream in a worker thread and relay its buffer as it fills.
 
-    The thread batches: it wakes the loop only when it appended to an empty buffer. If the
-    consumer stops (cancelled, or the generator closed), the run stops at its next step
-    boundary and saves what it finished, and the thread is waited for (no orphan).
+    The loop drains the stream's own buffer (deques are thread-safe), woken only when the
+    thread has yielded a batch since the last wake-up. If the consumer stops (cancelled, or
+    the generator closed), the run stops at its next step boundary and saves what it
+    finished, and the thread is waited for (no orphan).
     """
-    buffer: collections.deque[Any] = collections.deque()
+    buffer: collections.deque[Any] = collections.deque()  # until the stream yields its own
     call_soon = loop_caller()
     state: dict[str, Any] = {"event": anyio.Event(), "notified": False, "done": False,
-                             "error": None}
+                             "error": None, "buffer": buffer}
     stop = threading.Event()
 
     def notify() -> None:
@@ -634,8 +642,8 @@ async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
 
     def work() -> None:
         try:
-            for item in _stoppable(produce(stop=stop), stop):
-                buffer.append(item)
+            for batch in _stoppable(produce(stop=stop), stop):
+                state["buffer"] = batch
                 if not state["notified"]:
                     state["notified"] = True
                     call_soon(notify)
@@ -652,11 +660,10 @@ async def _in_worker_thread(produce: Any) -> AsyncIterator[Any]:
                 await state["event"].wait()
                 state["event"] = anyio.Event()
                 state["notified"] = False
-                while buffer:
-                    yield buffer.popleft()
-                if state["done"]:
-                    while buffer:
-                        yield buffer.popleft()
+                done = state["done"]  # read first: a batch yielded before it is drained below
+                if state["buffer"]:
+                    yield state["buffer"]
+                if done:
                     break
         finally:
             stop.set()

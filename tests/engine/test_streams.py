@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import operator
 import threading
+import time
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -512,6 +513,88 @@ async def test_custom_chunks_are_live_async() -> None:
         if item == "ping":
             seen.set()
     assert result == [True]
+
+
+def test_custom_chunks_are_live_from_an_async_node_to_a_sync_consumer() -> None:
+    app, seen, result = _live(use_async=True)  # `stream` runs the async graph in a portal
+    for item in app.stream({"x": 1}, stream_mode="custom"):
+        if item == "ping":
+            seen.set()
+    assert result == [True]
+
+
+@pytest.mark.anyio
+async def test_custom_chunks_are_live_from_a_sync_graph_to_an_async_consumer() -> None:
+    app, seen, result = _live(use_async=False)  # `astream` runs the sync graph in a thread
+    async for item in app.astream({"x": 1}, stream_mode="custom"):
+        if item == "ping":
+            seen.set()
+    assert result == [True]
+
+
+def _writers(use_async: bool, count: int) -> Any:
+    """Two sibling nodes writing `count` custom chunks each, then a third reading their log."""
+
+    def body(name: str) -> Any:
+        def write(s: S) -> dict:
+            writer = get_stream_writer()
+            for index in range(count):
+                writer((name, index))
+            return {"log": [name]}
+
+        if not use_async:
+            return write
+
+        async def write_async(s: S) -> dict:
+            return write(s)
+
+        return write_async
+
+    g = StateGraph(S)
+    g.add_node("p", body("p"))
+    g.add_node("q", body("q"))
+    g.add_node("r", body("r"))
+    g.add_edge(START, "p")
+    g.add_edge(START, "q")
+    g.add_edge(["p", "q"], "r")
+    return g.compile()
+
+
+def _check_writers(items: list[Any], count: int) -> None:
+    """Every chunk arrives once; each writer's in its order; a step's after the step before."""
+    custom = [chunk for mode, chunk in items if mode == "custom"]
+    for name in "pqr":
+        assert [i for n, i in custom if n == name] == list(range(count))
+    assert len(custom) == 3 * count
+    first_r = custom.index(("r", 0))
+    assert all(n == "r" for n, _ in custom[first_r:])
+    updates = [chunk for mode, chunk in items if mode == "updates"]
+    assert sorted(next(iter(u)) for u in updates) == ["p", "q", "r"]
+    assert items.index(("updates", {"r": {"log": ["r"]}})) == len(items) - 1
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_concurrent_writers_deliver_every_chunk_in_order(use_async: bool) -> None:
+    app = _writers(use_async, 2000)
+    items = []
+    for item in app.stream({"x": 0}, stream_mode=["custom", "updates"]):
+        items.append(item)
+        if len(items) % 50 == 0:
+            time.sleep(0)  # let the writers' threads append while the consumer drains
+    _check_writers(items, 2000)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_concurrent_writers_deliver_every_chunk_in_order_async(use_async: bool) -> None:
+    app = _writers(use_async, 2000)
+    items = []
+    async for item in app.astream({"x": 0}, stream_mode=["custom", "updates"]):
+        items.append(item)
+        if len(items) % 50 == 0:
+            time.sleep(0)  # as above, for the worker thread of a sync graph
+            await asyncio.sleep(0)
+    _check_writers(items, 2000)
 
 
 def test_updates_are_live_while_a_sibling_runs() -> None:
