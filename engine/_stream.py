@@ -62,29 +62,53 @@ def loop_caller() -> Callable[[Callable[[], object]], object]:
 
 
 class Wakeup:
-    """Wakes an async stream consumer from the event loop thread or from any worker thread."""
+    """Wakes an async stream consumer from the event loop thread or from any worker thread.
+
+    On asyncio it waits on a bare loop future: an `anyio.Event` per wait cost a third of a
+    parallel step's overhead (18 vs 12 µs for a two-task step). Other backends use anyio's.
+    """
 
     def __init__(self) -> None:
-        self.event = anyio.Event()
         self.call_soon = loop_caller()
         self.thread = threading.get_ident()
         self.pending = False  # set (or a set is scheduled) since the consumer last woke
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio)
+            self._loop = None
+        self._event = anyio.Event() if self._loop is None else None
+        self._ready = False  # asyncio: set since the last wait
+        self._future: asyncio.Future[None] | None = None  # asyncio: the wait in progress
 
     def set(self) -> None:
         if self.pending:  # one wake-up covers every chunk pushed before the consumer drains
             return
         self.pending = True
         if threading.get_ident() == self.thread:
-            self.event.set()
+            self._set()
         else:
             self.call_soon(self._set)
 
-    def _set(self) -> None:  # on the loop: `event` may have been replaced since the call
-        self.event.set()
+    def _set(self) -> None:  # on the loop
+        if self._loop is None:
+            self._event.set()  # type: ignore[union-attr]
+            return
+        self._ready = True
+        future = self._future
+        if future is not None and not future.done():
+            future.set_result(None)
 
     async def wait(self) -> None:
-        await self.event.wait()
-        self.event = anyio.Event()
+        if self._loop is None:
+            await self._event.wait()  # type: ignore[union-attr]
+            self._event = anyio.Event()
+        elif not self._ready:
+            self._future = self._loop.create_future()
+            try:
+                await self._future
+            finally:
+                self._future = None
+        self._ready = False
         self.pending = False  # before the consumer drains: a later push wakes it again
 
 
