@@ -631,10 +631,10 @@ async def _in_worker_thread(produce: Any) -> AsyncIterator[collections.deque[Any
     the generator closed), the run stops at its next step boundary and saves what it
     finished, and the thread is waited for (no orphan).
     """
-    buffer: collections.deque[Any] = collections.deque()  # until the stream yields its own
     call_soon = loop_caller()
+    # "buffer": the stream's own, once it has yielded it
     state: dict[str, Any] = {"event": anyio.Event(), "notified": False, "done": False,
-                             "error": None, "buffer": buffer}
+                             "error": None, "buffer": collections.deque()}
     stop = threading.Event()
 
     def notify() -> None:

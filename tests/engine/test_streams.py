@@ -498,8 +498,11 @@ def _live(use_async: bool) -> tuple[Any, threading.Event, list[bool]]:
     return g.compile(), seen, result
 
 
-def test_custom_chunks_are_live() -> None:
-    app, seen, result = _live(use_async=False)
+# `stream` over an async node runs the graph in a portal; `astream` over a sync node runs it
+# in a worker thread: chunks must stay live across both hand-overs too.
+@pytest.mark.parametrize("use_async", [False, True])
+def test_custom_chunks_are_live(use_async: bool) -> None:
+    app, seen, result = _live(use_async)
     for item in app.stream({"x": 1}, stream_mode="custom"):
         if item == "ping":
             seen.set()
@@ -507,25 +510,9 @@ def test_custom_chunks_are_live() -> None:
 
 
 @pytest.mark.anyio
-async def test_custom_chunks_are_live_async() -> None:
-    app, seen, result = _live(use_async=True)
-    async for item in app.astream({"x": 1}, stream_mode="custom"):
-        if item == "ping":
-            seen.set()
-    assert result == [True]
-
-
-def test_custom_chunks_are_live_from_an_async_node_to_a_sync_consumer() -> None:
-    app, seen, result = _live(use_async=True)  # `stream` runs the async graph in a portal
-    for item in app.stream({"x": 1}, stream_mode="custom"):
-        if item == "ping":
-            seen.set()
-    assert result == [True]
-
-
-@pytest.mark.anyio
-async def test_custom_chunks_are_live_from_a_sync_graph_to_an_async_consumer() -> None:
-    app, seen, result = _live(use_async=False)  # `astream` runs the sync graph in a thread
+@pytest.mark.parametrize("use_async", [True, False])
+async def test_custom_chunks_are_live_async(use_async: bool) -> None:
+    app, seen, result = _live(use_async)
     async for item in app.astream({"x": 1}, stream_mode="custom"):
         if item == "ping":
             seen.set()

@@ -1,7 +1,8 @@
 """The async API on trio: the engine runs on anyio, and its asyncio fast paths (plain tasks
 for a step, a loop future for wake-ups, `call_soon_threadsafe` from worker threads) each keep
-an anyio fallback. These tests run that fallback: task groups, `anyio.Event` wake-ups and
-the token-based call from a worker thread.
+an anyio fallback. `test_execution.py` already runs the task-group step on asyncio (by
+patching `_on_asyncio`); only a real other back end runs the `anyio.Event` wake-ups and the
+token-based call from a worker thread, and trio's own cancellation of a failed step.
 """
 
 from __future__ import annotations
