@@ -10,6 +10,7 @@ several modes at once, sync `stream` and async `astream`, no checkpointer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from ._harness import Case, Lib
@@ -75,15 +76,18 @@ def emitter(lib: Lib, size: int, is_async: bool) -> Any:
     return builder
 
 
-def talker(lib: Lib, size: int, is_async: bool) -> Any:
-    """One node invoking a fake LangChain chat model that streams `size` tokens."""
+def fake_chat_models(size: int) -> Callable[[], Any]:
+    """A factory of LangChain fake chat models whose one answer streams as `size` tokens."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
     text = " ".join(f"t{index}" for index in range(size))
+    return lambda: GenericFakeChatModel(messages=iter([AIMessage(content=text)]))
 
-    def model() -> Any:
-        return GenericFakeChatModel(messages=iter([AIMessage(content=text)]))
+
+def talker(lib: Lib, size: int, is_async: bool) -> Any:
+    """One node invoking a fake LangChain chat model that streams `size` tokens."""
+    model = fake_chat_models(size)
 
     if is_async:
 

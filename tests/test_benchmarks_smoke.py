@@ -102,3 +102,41 @@ def test_quick_run_includes_the_agent_server_cases(tmp_path: Path) -> None:
     assert results["http_idle_rss"]["graphrun"]["rss_mib"] > 0
     assert all(case["langgraph"] is None for case in results.values())
     assert "runs/s" in proc.stdout  # the HTTP rows are in the printed table
+
+
+@pytest.mark.timeout(120)
+def test_ceilings_time_a_part_of_each_run_and_put_the_classes_back() -> None:
+    """`python -m benchmarks.ceilings` times the graph code and the state objects of a run as a
+    share of that run, then leaves the wrapped classes as they were."""
+    from benchmarks import all_cases, ceilings, graphs
+    from benchmarks._harness import load_libs
+
+    case = next(case for case in all_cases() if case.name == "wide_state")  # a dataclass state
+    graphrun = load_libs(False)[0]
+    own_init = graphs.WideState.__dict__["__init__"]
+
+    outside = ceilings._outside_graph_code(case, graphrun, reps=3)
+    whole = ceilings._medians(case, [graphrun], reps=3)["graphrun"]
+
+    assert 0 < outside < whole, (outside, whole)
+    assert graphs.WideState.__dict__["__init__"] is own_init
+    if _importable("langchain_core"):
+        from langchain_core.messages import AIMessage
+
+        assert not hasattr(AIMessage.__init__, "__wrapped__")
+    with pytest.raises(ValueError, match="sync cases without a saver"):
+        saved = next(case for case in all_cases() if case.name == "wide_state_sqlite")
+        ceilings._outside_graph_code(saved, graphrun, reps=1)
+
+
+def test_ceilings_clock_counts_a_nested_timed_call_once() -> None:
+    import time
+
+    from benchmarks.ceilings import _Clock
+
+    clock = _Clock()
+    inner = clock.wrap(lambda: time.sleep(0.05))
+    outer = clock.wrap(lambda: inner())
+    outer()
+    assert 0.05 <= clock.take() < 0.09  # counted twice it would be >= 0.1
+    assert clock.take() == 0  # taking resets

@@ -1,0 +1,264 @@
+"""What bounds the cases that miss 10x: the work outside the engine, timed directly.
+
+`python -m benchmarks.ceilings [CASE ...] [--reps N]`. Some cases spend much of their time in
+work both libraries do the same way: the benchmark's own graph code (nodes, routers, the fake
+model and tool), the state objects both engines build from the graph's schema (a dataclass, a
+pydantic model and its validators), LangChain message objects, a chat model's token loop, a
+thread round trip per step of a live sync stream. That work bounds the ratio: an engine that
+cost nothing would still take that long, so the ratio cannot pass LangGraph's time divided by
+it (the "ceiling" column). "engine" is the ratio of what is left on each side.
+
+How each is timed:
+- graph code and objects: the case runs as in the suite, with every node and router of its
+  builder and the `__init__` of its state class and LangChain's message classes wrapped in a
+  timer (nested timed calls count once); sync cases without a saver only, where those calls
+  run in the calling thread;
+- `stream_messages*`: the case's chat model streaming its answer to a handler that does
+  nothing, outside any graph;
+- `stream_multi`: one bare thread round trip (a `SimpleQueue` ping-pong) per super-step.
+Both libraries are timed alone here (no interleaving), so ratios run a little higher than the
+suite's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import gc
+import queue
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import all_cases, streaming
+from ._harness import Case, Lib, _Side, load_libs
+
+DEFAULT_CASES = (
+    "wide_dict",
+    "wide_state",
+    "pydantic_state",
+    "react_agent_10x",
+    "react_agent_100x",
+    "stream_multi",
+    "stream_messages",
+    "stream_messages_async",
+)
+
+
+class _Clock:
+    """Time spent inside wrapped callables; a timed call inside another counts once."""
+
+    def __init__(self) -> None:
+        self.spans: list[float] = []
+        self._inside = threading.local()
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if getattr(self._inside, "on", False):
+                return fn(*args, **kwargs)
+            self._inside.on = True
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.spans.append(time.perf_counter() - start)
+                self._inside.on = False
+
+        return timed
+
+    def take(self) -> float:
+        total, self.spans = sum(self.spans), []
+        return total
+
+
+def _object_classes(schema: Any) -> list[type]:
+    """Classes whose instances both engines build for the graph: the state, messages."""
+    classes = []
+    if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
+        classes.append(schema)
+    try:
+        from langchain_core import messages
+    except ImportError:
+        return classes
+    return [*classes, messages.HumanMessage, messages.AIMessage, messages.ToolMessage]
+
+
+@contextlib.contextmanager
+def _timed_inits(classes: list[type], clock: _Clock) -> Iterator[None]:
+    saved = [(cls, cls.__dict__.get("__init__")) for cls in classes]
+    for cls in classes:
+        cls.__init__ = clock.wrap(cls.__init__)  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        for cls, own in saved:
+            if own is None:
+                del cls.__init__  # type: ignore[misc]
+            else:
+                cls.__init__ = own  # type: ignore[misc]
+
+
+def _outside_graph_code(case: Case, lib: Lib, reps: int) -> float:
+    """Median seconds per run in graph code and state/message objects (see the docstring)."""
+    if case.is_async or case.saver is not None:
+        raise ValueError(f"{case.name}: only sync cases without a saver can be instrumented")
+    clock = _Clock()
+    schemas: list[Any] = []
+
+    def build(lib: Lib, size: int, is_async: bool) -> Any:
+        builder = case.build(lib, size, is_async)
+        for spec in builder.nodes.values():
+            spec.action = clock.wrap(spec.action)
+        for branches in builder.branches.values():
+            for branch in branches.values():
+                branch.path = clock.wrap(branch.path)
+        schemas.append(builder.state_schema)
+        return builder
+
+    with tempfile.TemporaryDirectory(prefix="graphrun-ceilings-") as tmpdir:
+        side = _Side(dataclasses.replace(case, build=build), lib, case.size, tmpdir, None)
+        side.open()
+        try:
+            with _timed_inits(_object_classes(schemas[0]), clock):
+                for _ in range(2):
+                    side.rep(record=False)
+                clock.take()
+                spans = []
+                for _ in range(reps):
+                    side.rep(record=False)
+                    spans.append(clock.take())
+        finally:
+            side.close()
+    return statistics.median(spans)
+
+
+def _outside_chat_model(case: Case, reps: int) -> float:
+    """Median seconds for the case's chat model to stream its answer to a no-op handler."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    class Handler(BaseCallbackHandler, _StreamingCallbackHandler):  # as a messages stream's
+        run_inline = True
+
+        def tap_output_iter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+        def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
+            return output
+
+    models = streaming.fake_chat_models(case.size)
+
+    def once() -> float:
+        start = time.perf_counter()
+        models().invoke("hi?", {"callbacks": [Handler()]})
+        return time.perf_counter() - start
+
+    async def once_async() -> float:
+        start = time.perf_counter()
+        await models().ainvoke("hi?", {"callbacks": [Handler()]})
+        return time.perf_counter() - start
+
+    async def all_async() -> list[float]:
+        await once_async()
+        return [await once_async() for _ in range(reps)]
+
+    if case.is_async:
+        return statistics.median(asyncio.run(all_async()))
+    once()
+    return statistics.median(once() for _ in range(reps))
+
+
+def _thread_round_trip(count: int = 2000) -> float:
+    """Median seconds of a bare hand-off to another thread and back."""
+    there: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    back: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def echo() -> None:
+        while (item := there.get()) is not None:
+            back.put(item)
+
+    thread = threading.Thread(target=echo, daemon=True)
+    thread.start()
+    spans = []
+    for index in range(count):
+        start = time.perf_counter()
+        there.put(index)
+        back.get()
+        spans.append(time.perf_counter() - start)
+    there.put(None)
+    thread.join()
+    return statistics.median(spans)
+
+
+def _outside(case: Case, lib: Lib, reps: int) -> tuple[float, str]:
+    if case.name.startswith("stream_messages"):
+        return _outside_chat_model(case, reps), "the chat model's token loop"
+    if case.name == "stream_multi":
+        return case.size * _thread_round_trip(), f"{case.size} thread round trips"
+    return _outside_graph_code(case, lib, reps), "graph code and objects"
+
+
+def _medians(case: Case, libs: list[Lib], reps: int) -> dict[str, float]:
+    """Each library's median run, the two alternating (as the suite, without its budget)."""
+    loop = asyncio.new_event_loop() if case.is_async else None
+    with tempfile.TemporaryDirectory(prefix="graphrun-ceilings-") as tmpdir:
+        sides = [_Side(case, lib, case.size, tmpdir, loop) for lib in libs]
+        try:
+            for side in sides:
+                side.open()
+                for _ in range(2):
+                    side.rep(record=False)
+            gc.collect()
+            gc.freeze()  # as the suite: set-up and warm-up garbage stays out of the runs
+            for index in range(reps):
+                for side in sides if index % 2 == 0 else reversed(sides):
+                    side.rep()
+            return {side.lib.name: statistics.median(side.times) for side in sides}
+        finally:
+            for side in sides:
+                side.close()
+            gc.unfreeze()
+            if loop is not None:
+                loop.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ceilings")
+    parser.add_argument("cases", nargs="*", default=list(DEFAULT_CASES))
+    parser.add_argument("--reps", type=int, default=15)
+    args = parser.parse_args(argv)
+    by_name = {case.name: case for case in all_cases()}
+    unknown = [name for name in args.cases if name not in by_name]
+    if unknown:
+        print(f"unknown case(s) {unknown}; see python -m benchmarks --list", file=sys.stderr)
+        return 2
+    libs = load_libs(True)
+    graphrun = libs[0]
+    print("| case | graphrun ms | LangGraph ms | ratio | outside the engine | ceiling | engine |")
+    print("|---|---:|---:|---:|---|---:|---:|")
+    for name in args.cases:
+        case = by_name[name]
+        times = _medians(case, libs, args.reps)
+        outside, what = _outside(case, graphrun, args.reps)
+        ours, theirs = times["graphrun"], times.get("langgraph")
+        row = [name, f"{ours * 1e3:.3g}", "", "", f"{outside * 1e3:.3g} ms ({what})", "", ""]
+        if theirs is not None:
+            row[2:4] = [f"{theirs * 1e3:.3g}", f"{theirs / ours:.1f}x"]
+            row[5] = f"{theirs / outside:.1f}x"
+            # within 5% of the outside work the difference is noise, not engine time
+            left = ours - outside
+            row[6] = f"{(theirs - outside) / left:.1f}x" if left > 0.05 * ours else "at the floor"
+        print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
