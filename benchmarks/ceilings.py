@@ -16,8 +16,7 @@ How each is timed:
 - `stream_messages*`: the case's chat model streaming its answer to a handler that does
   nothing, outside any graph;
 - `stream_multi`: one bare thread round trip (a `SimpleQueue` ping-pong) per super-step.
-Both libraries are timed alone here (no interleaving), so ratios run a little higher than the
-suite's table.
+The two libraries' runs alternate, as in the suite, with fewer repetitions and no time budget.
 """
 
 from __future__ import annotations
