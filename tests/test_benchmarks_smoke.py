@@ -127,6 +127,8 @@ def test_ceilings_time_a_part_of_each_run_and_put_the_classes_back() -> None:
     with pytest.raises(ValueError, match="sync cases without a saver"):
         saved = next(case for case in all_cases() if case.name == "wide_state_sqlite")
         ceilings._outside_graph_code(saved, graphrun, reps=1)
+    assert ceilings.main(["wide_state_sqlite"]) == 2  # refused up front, before any run
+    assert ceilings.main(["no_such_case"]) == 2
 
 
 def test_ceilings_clock_counts_a_nested_timed_call_once() -> None:
