@@ -17,7 +17,7 @@ How each is timed:
 - `stream_messages*`: the case's chat model streaming its answer to a handler that does
   nothing, outside any graph;
 - `stream_multi`: one bare thread round trip (a `SimpleQueue` ping-pong) per super-step.
-The two libraries' runs alternate, as in the suite, with fewer repetitions and no time budget.
+The two libraries' times come from the suite's own `run_case` (`--reps` repetitions each).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import gc
 import queue
 import statistics
 import sys
@@ -38,7 +37,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import all_cases, streaming
-from ._harness import Case, Lib, _Side, load_libs
+from ._harness import Case, Lib, Settings, _Side, load_libs, run_case
 
 DEFAULT_CASES = (
     "wide_dict",
@@ -212,30 +211,6 @@ def _outside(case: Case, lib: Lib, reps: int) -> tuple[float, str]:
     return _outside_graph_code(case, lib, reps), "graph code and objects"
 
 
-def _medians(case: Case, libs: list[Lib], reps: int) -> dict[str, float]:
-    """Each library's median run, the two alternating (as the suite, without its budget)."""
-    loop = asyncio.new_event_loop() if case.is_async else None
-    with tempfile.TemporaryDirectory(prefix="graphrun-ceilings-") as tmpdir:
-        sides = [_Side(case, lib, case.size, tmpdir, loop) for lib in libs]
-        try:
-            for side in sides:
-                side.open()
-                for _ in range(2):
-                    side.rep(record=False)
-            gc.collect()
-            gc.freeze()  # as the suite: set-up and warm-up garbage stays out of the runs
-            for index in range(reps):
-                for side in sides if index % 2 == 0 else reversed(sides):
-                    side.rep()
-            return {side.lib.name: statistics.median(side.times) for side in sides}
-        finally:
-            for side in sides:
-                side.close()
-            gc.unfreeze()
-            if loop is not None:
-                loop.close()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ceilings")
     parser.add_argument("cases", nargs="*", default=list(DEFAULT_CASES))
@@ -260,9 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---|---:|---:|")
     for name in args.cases:
         case = by_name[name]
-        times = _medians(case, libs, args.reps)
+        result = run_case(case, libs, Settings.make(False, args.reps))  # as the suite times it
+        if "graphrun" not in result:
+            print(f"{name}: {result.get('error', 'not measured')}", file=sys.stderr)
+            continue
         outside, what = _outside(case, graphrun, args.reps)
-        ours, theirs = times["graphrun"], times.get("langgraph")
+        ours = result["graphrun"]["median_ms"] / 1e3
+        theirs = result["langgraph"]["median_ms"] / 1e3 if result.get("langgraph") else None
         row = [name, f"{ours * 1e3:.3g}", "", "", f"{outside * 1e3:.3g} ms ({what})", "", ""]
         if theirs is not None:
             row[2:4] = [f"{theirs * 1e3:.3g}", f"{theirs / ours:.1f}x"]
