@@ -20,6 +20,7 @@ from starlette.middleware import Middleware
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import exception_handlers
+from .http_options import enabled_routes, finish_app, front_middleware
 from .queue import RunQueue
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
@@ -50,14 +51,19 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await state.close()
 
-    middleware = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
+    # CORS first (issue 18): preflights are answered before the API-key check.
+    auth = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
     if settings.auth is not None:
         check_auth(settings.auth)  # now, not at the first request
-        middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
-    return Starlette(
-        routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
-                *crons.routes, *store.routes, *a2a.routes, *mcp.routes],
-        middleware=middleware,
+        auth.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
+    front = [] if settings.extra.get("custom_app") is not None else front_middleware(settings)
+    groups = {"meta": system.routes, "assistants": assistants.routes, "threads": threads.routes,
+              "runs": [*runs.routes, *crons.routes], "store": store.routes, "a2a": a2a.routes,
+              "mcp": mcp.routes}
+    api = Starlette(
+        routes=enabled_routes(settings, groups),
+        middleware=[*front, *auth],
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     )
+    return finish_app(api, settings, auth)  # with `http.app`: the user's app beside the API
