@@ -14,6 +14,7 @@ error responses (401, 404, ...) still carry the headers a browser needs to read 
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -52,10 +53,21 @@ def cors_middleware(http: Mapping[str, Any], *, private_network: bool = False) -
             "allow_headers": ["*"],
             "expose_headers": list(EXPOSED_HEADERS),
         }
-    stack = [Middleware(CORSMiddleware, **dict(options))]
+    options = dict(options)
+    if private_network and _CORS_KNOWS_PRIVATE_NETWORK:
+        # Starlette >= 0.47 refuses (400) a preflight asking for private network access unless
+        # allowed; `langgraph dev` does not allow it there and so fails such preflights, while
+        # still adding the header below. We allow it: a deliberate difference (README).
+        options["allow_private_network"] = True
+    stack = [Middleware(CORSMiddleware, **options)]
     if private_network:
         stack.insert(0, Middleware(PrivateNetworkMiddleware))
     return stack
+
+
+_CORS_KNOWS_PRIVATE_NETWORK = (
+    "allow_private_network" in inspect.signature(CORSMiddleware.__init__).parameters
+)
 
 
 def _env_origins() -> list[str]:

@@ -71,7 +71,8 @@ async def lifespan(app):
 
 
 app = Starlette(routes=[Route("/hello", hello), Route("/info", info), Route("/ok", ok),
-                        Route("/threads/search", hello, methods=["GET"])], lifespan=lifespan)
+                        Route("/threads/search", hello, methods=["GET"]),
+                        Route("/assistants/search", hello, methods=["POST"])], lifespan=lifespan)
 """
 
 EMBED = """
@@ -188,7 +189,9 @@ def test_custom_app_is_served_beside_the_api(load: Callable[..., Settings],
     assert hello.headers["access-control-allow-origin"] == "*"
     assert httpx.get(f"{server.url}/info").json() == {"custom_info": True}  # it may replace /info
     assert httpx.get(f"{server.url}/ok").json()["ok"] is True  # but never /ok
-    # its GET /threads/search shadows nothing else: POST is still the API's, behind the key
+    # a route of its own replaces the API's of the same path and method (as LangGraph's does),
+    # and only that one: POST /threads/search is still the API's, behind the key
+    assert httpx.post(f"{server.url}/assistants/search", json={}).json()["hello"] == "custom"
     assert httpx.get(f"{server.url}/threads/search").json()["hello"] == "custom"
     assert httpx.post(f"{server.url}/threads/search", json={}).status_code == 401
     api = httpx.post(f"{server.url}/runs/wait", headers={"X-Api-Key": "k"},
