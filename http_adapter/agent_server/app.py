@@ -1,7 +1,8 @@
 """Builds the agent server's Starlette app: routes, auth middleware, errors, lifespan.
 
-Authentication is two middlewares, outermost first: the API-key check, then (with a custom
-`Auth` in `settings.auth`) its `@auth.authenticate` handler; authorization happens in the
+In front of everything, CORS and the other `http` options of langgraph.json (`http_options.py`,
+issue 18). Authentication is two middlewares, outermost first: the API-key check, then (with a
+custom `Auth` in `settings.auth`) its `@auth.authenticate` handler; authorization happens in the
 routes (`authz.authorize`), where the value being authorized is known.
 
 The lifespan owns the process-wide state (records, saver, store) and the run queue's worker
@@ -51,19 +52,16 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await state.close()
 
-    # CORS first (issue 18): preflights are answered before the API-key check.
-    auth = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
+    middleware = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
     if settings.auth is not None:
         check_auth(settings.auth)  # now, not at the first request
-        auth.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
-    front = [] if settings.extra.get("custom_app") is not None else front_middleware(settings)
-    groups = {"meta": system.routes, "assistants": assistants.routes, "threads": threads.routes,
-              "runs": [*runs.routes, *crons.routes], "store": store.routes, "a2a": a2a.routes,
-              "mcp": mcp.routes}
-    api = Starlette(
-        routes=enabled_routes(settings, groups),
-        middleware=[*front, *auth],
+        middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
+    # CORS first (issue 18): preflights are answered before the API-key check.
+    return finish_app(settings, middleware, Starlette(
+        routes=enabled_routes(settings, meta=system.routes, assistants=assistants.routes,
+                              threads=threads.routes, runs=[*runs.routes, *crons.routes],
+                              store=store.routes, a2a=a2a.routes, mcp=mcp.routes),
+        middleware=[*front_middleware(settings), *middleware],
         exception_handlers=exception_handlers,
         lifespan=lifespan,
-    )
-    return finish_app(api, settings, auth)  # with `http.app`: the user's app beside the API
+    ))

@@ -34,9 +34,16 @@ def http_section(settings: Settings) -> Mapping[str, Any]:
 
 
 def front_middleware(settings: Settings) -> list[Middleware]:
-    """Outermost middleware: CORS (answers preflights before any auth), then the configurable
-    headers. `graphrun dev` (or `ALLOW_PRIVATE_NETWORK=true`) also answers Private Network
-    Access preflights, as `langgraph dev` does."""
+    """The API app's outermost middleware: CORS (answers preflights before any auth), then the
+    configurable headers; none with `http.app`, whose outer app takes them (`finish_app`)."""
+    if settings.extra.get("custom_app") is not None:
+        return []
+    return _front(settings)
+
+
+def _front(settings: Settings) -> list[Middleware]:
+    """`graphrun dev` (or `ALLOW_PRIVATE_NETWORK=true`) also answers Private Network Access
+    preflights, as `langgraph dev` means to."""
     http = http_section(settings)
     private = bool(settings.extra.get("private_network")) or _env_flag("ALLOW_PRIVATE_NETWORK")
     stack = cors_middleware(http, private_network=private)
@@ -49,7 +56,7 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
 
 
-def enabled_routes(settings: Settings, groups: Mapping[str, Sequence[BaseRoute]]) -> list[BaseRoute]:
+def enabled_routes(settings: Settings, **groups: Sequence[BaseRoute]) -> list[BaseRoute]:
     """The routes of `groups` (name -> routes, in serving order) less the disabled groups."""
     http = http_section(settings)
     routes: list[BaseRoute] = []
@@ -61,11 +68,11 @@ def enabled_routes(settings: Settings, groups: Mapping[str, Sequence[BaseRoute]]
     return routes
 
 
-def finish_app(api: Starlette, settings: Settings, auth: Sequence[Middleware]) -> Starlette:
-    """`api` itself, or with `http.app` the app that serves the user's routes beside it (then
-    `create_app` leaves the front middleware to this outer app)."""
+def finish_app(settings: Settings, auth: Sequence[Middleware], api: Starlette) -> Starlette:
+    """`api` itself, or with `http.app` the app that serves the user's routes beside it, with
+    the front middleware around both; `auth` is the API's authentication middleware."""
     user = settings.extra.get("custom_app")
     if user is None:
         return api
-    return mount_custom_app(api, user, front=front_middleware(settings), auth=auth,
+    return mount_custom_app(api, user, front=_front(settings), auth=auth,
                             http=http_section(settings))

@@ -46,10 +46,23 @@ CUSTOM_APP = """
 import contextlib
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 STARTED = []
+
+
+class Tag:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        async def tagged(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message["headers"], (b"x-user-middleware", b"1")]
+            await send(message)
+        await self.app(scope, receive, tagged)
 
 
 async def hello(request):
@@ -72,7 +85,8 @@ async def lifespan(app):
 
 app = Starlette(routes=[Route("/hello", hello), Route("/info", info), Route("/ok", ok),
                         Route("/threads/search", hello, methods=["GET"]),
-                        Route("/assistants/search", hello, methods=["POST"])], lifespan=lifespan)
+                        Route("/assistants/search", hello, methods=["POST"])],
+                middleware=[Middleware(Tag)], lifespan=lifespan)
 """
 
 EMBED = """
@@ -197,6 +211,8 @@ def test_custom_app_is_served_beside_the_api(load: Callable[..., Settings],
     api = httpx.post(f"{server.url}/runs/wait", headers={"X-Api-Key": "k"},
                      json={"assistant_id": "agent", "input": {}})
     assert api.status_code == 200 and api.json() == {"seen": {}}
+    assert api.headers["x-user-middleware"] == "1"  # its middleware wraps the API too
+    assert hello.headers["x-user-middleware"] == "1"
     assert httpx.options(f"{server.url}/threads", headers={
         "Origin": "https://app.test", "Access-Control-Request-Method": "POST"}).status_code == 200
 
