@@ -136,7 +136,7 @@ def _check_headers(spec: Any, error: ConfigErrorFactory) -> dict[str, Any]:
 def check_store(spec: Any, error: ConfigErrorFactory,
                 resolve: Callable[[str, str], Any]) -> dict[str, Any]:
     """`store.index` (its `embed` resolved: a `"./file.py:fn"` path is imported, a
-    `"provider:model"` string is kept for the store to resolve) and `store.ttl`."""
+    `"provider:model"` string goes through LangChain) and `store.ttl`."""
     if spec is None:
         return {}
     store = _want(spec, dict, "an object", "store", error)
@@ -164,10 +164,28 @@ def _check_index(spec: Any, error: ConfigErrorFactory,
         raise error("must be a positive number of dimensions", "store.index.dims")
     embed = _want(index.get("embed"), str, 'a "./file.py:function" path or "provider:model"',
                   "store.index.embed", error)
-    index["embed"] = resolve(embed, "store.index.embed") if _is_path(embed) else embed
+    if _is_path(embed):
+        index["embed"] = resolve(embed, "store.index.embed")
+    else:
+        index["embed"] = _provider_model(embed, error)
     if index.get("fields") is not None:
         _strings(index["fields"], "store.index.fields", error)
     return index
+
+
+def _provider_model(embed: str, error: ConfigErrorFactory) -> Any:
+    """`"provider:model"` through LangChain's `init_embeddings`, now, so a missing package or
+    key is a config error at start-up rather than a traceback."""
+    try:
+        from langchain.embeddings import init_embeddings  # type: ignore[import-not-found]
+    except ImportError:
+        raise error(f"{embed!r} names a provider model, which needs the `langchain` package "
+                    "(and the provider's); or give a \"./file.py:function\" path",
+                    "store.index.embed") from None
+    try:
+        return init_embeddings(embed)
+    except Exception as failure:
+        raise error(f"{embed!r}: {type(failure).__name__}: {failure}", "store.index.embed") from None
 
 
 def _is_path(embed: str) -> bool:

@@ -5,6 +5,7 @@ ignores (`checkpointer.ttl` among them). Each loads a real project file and serv
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import sqlite3
@@ -251,9 +252,13 @@ def test_store_index_searches_by_meaning(load: Callable[..., Settings],
     assert items[0]["score"] > items[-1]["score"]
 
 
-def test_store_index_provider_string_is_kept_for_the_store(load: Callable[..., Settings]) -> None:
-    settings = load({"store": {"index": {"dims": 8, "embed": "openai:text-embedding-3-small"}}})
-    assert settings.extra["store"]["index"]["embed"] == "openai:text-embedding-3-small"
+def test_store_index_provider_string_needs_langchain(load: Callable[..., Settings]) -> None:
+    # langchain itself is not a test dependency: its absence is the case tested
+    if importlib.util.find_spec("langchain") is not None:
+        pytest.skip("langchain is installed here")
+    with pytest.raises(ConfigError, match=r"store\.index\.embed: 'openai:text-embedding-3-small' "
+                                          r"names a provider model, which needs the `langchain`"):
+        load({"store": {"index": {"dims": 8, "embed": "openai:text-embedding-3-small"}}})
 
 
 def test_store_ttl_expires_items(load: Callable[..., Settings],
