@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
         return 1
+    if args.command == "dev":
+        settings.extra["private_network"] = True  # as `langgraph dev` (cors.py)
+    _warn_unsupported(settings)
     try:
         sock = _bind(args.host, args.port)
     except OSError as error:
@@ -116,6 +119,14 @@ def _bind(host: str, port: int) -> socket.socket:
 def _url(host: str, port: int) -> str:
     shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
     return f"http://{shown}:{port}"
+
+
+def _warn_unsupported(settings: Settings) -> None:
+    """Name every config key graphrun ignores (issue 18: never silently)."""
+    ignored = settings.extra.get("config_warnings") or []
+    if ignored:
+        print(f"graphrun: warning: {settings.config_path}: not supported, ignored: "
+              f"{', '.join(ignored)}", file=sys.stderr, flush=True)
 
 
 def _announce(command: str, settings: Settings, url: str) -> None:

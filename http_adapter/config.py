@@ -19,8 +19,11 @@
 - `dependencies`: directories (relative to the config) appended to `sys.path` so graph modules
   import their siblings; other entries (pip requirements for image builds) are skipped, as
   `langgraph dev` skips them. The config's own directory is always importable.
-- `auth`: its `path` is imported and the object kept in `Settings.auth`; other sections (`http`,
-  `store`, ...) are kept as they are in `Settings.extra`.
+- `auth`: its `path` is imported and the object kept in `Settings.auth`.
+- `http`, `store`, `checkpointer` (issue 18; see `_config_sections.py`): validated and kept in
+  `Settings.extra`; `http.app` is imported (`extra["custom_app"]`) and a `store.index.embed`
+  path too. Keys graphrun does not act on are listed in `extra["config_warnings"]`, which
+  `graphrun dev|serve` prints at start-up; other top-level keys are kept in `Settings.extra`.
 - API keys: `GRAPHRUN_API_KEYS` (comma-separated; read after `env` is applied) replaces the
   config's `api_keys` list when set.
 
@@ -41,13 +44,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ._config_sections import check_checkpointer, check_http, check_store, unsupported_keys
 from .agent_server.settings import Settings
 
 __all__ = ["CONFIG_NAMES", "ConfigError", "find_config", "load_settings"]
 
 CONFIG_NAMES = ("langgraph.json", "graphrun.json")
 API_KEYS_ENV = "GRAPHRUN_API_KEYS"
-_OWN_KEYS = frozenset(("graphs", "env", "dependencies", "auth", "api_keys"))
+_OWN_KEYS = frozenset(("graphs", "env", "dependencies", "auth", "api_keys", "http", "store",
+                       "checkpointer"))
 
 
 class ConfigError(ValueError):
@@ -108,6 +113,7 @@ def load_settings(
         extra["graph_descriptions"] = descriptions
     if raw.get("auth") is not None:
         extra["auth"] = raw["auth"]
+    extra.update(_sections(raw, root, path))
     settings = Settings(
         graphs=graphs,
         data_dir=None if in_memory else Path(data_dir).resolve() if data_dir else root / ".graphrun",
@@ -120,6 +126,36 @@ def load_settings(
     if workers is not None:
         settings.workers = workers
     return settings
+
+
+def _sections(raw: Mapping[str, Any], root: Path, path: Path) -> dict[str, Any]:
+    """`http`, `store` and `checkpointer`, validated, and the warnings for ignored keys."""
+    def error(message: str, key: str) -> ConfigError:
+        return ConfigError(message, path=path, key=key)
+
+    def resolve(source: str, key: str) -> Any:
+        return _import_object(source, root, path, key, want_graph=False)
+
+    found: dict[str, Any] = {
+        "http": check_http(raw.get("http"), error),
+        "store": check_store(raw.get("store"), error, resolve),
+        "checkpointer": check_checkpointer(raw.get("checkpointer"), error),
+        "config_warnings": unsupported_keys(raw),
+    }
+    if "app" in found["http"]:
+        found["custom_app"] = _custom_app(found["http"]["app"], root, path)
+    return found
+
+
+def _custom_app(source: str, root: Path, path: Path) -> Any:
+    """`http.app`: a Starlette (or FastAPI) application object."""
+    from starlette.applications import Starlette
+
+    app = _import_object(source, root, path, "http.app", want_graph=False)
+    if not isinstance(app, Starlette):
+        raise ConfigError(f"{source!r}: {type(app).__name__} is not a Starlette or FastAPI app",
+                          path=path, key="http.app")
+    return app
 
 
 # -- the file ----------------------------------------------------------------------------------

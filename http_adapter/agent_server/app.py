@@ -1,7 +1,8 @@
 """Builds the agent server's Starlette app: routes, auth middleware, errors, lifespan.
 
-Authentication is two middlewares, outermost first: the API-key check, then (with a custom
-`Auth` in `settings.auth`) its `@auth.authenticate` handler; authorization happens in the
+In front of everything, CORS and the other `http` options of langgraph.json (`http_options.py`,
+issue 18). Authentication is two middlewares, outermost first: the API-key check, then (with a
+custom `Auth` in `settings.auth`) its `@auth.authenticate` handler; authorization happens in the
 routes (`authz.authorize`), where the value being authorized is known.
 
 The lifespan owns the process-wide state (records, saver, store) and the run queue's worker
@@ -20,6 +21,7 @@ from starlette.middleware import Middleware
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import exception_handlers
+from .http_options import enabled_routes, finish_app, front_middleware
 from .queue import RunQueue
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
@@ -54,10 +56,12 @@ def create_app(settings: Settings) -> Starlette:
     if settings.auth is not None:
         check_auth(settings.auth)  # now, not at the first request
         middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
-    return Starlette(
-        routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
-                *crons.routes, *store.routes, *a2a.routes, *mcp.routes],
-        middleware=middleware,
+    # CORS first (issue 18): preflights are answered before the API-key check.
+    return finish_app(settings, middleware, Starlette(
+        routes=enabled_routes(settings, meta=system.routes, assistants=assistants.routes,
+                              threads=threads.routes, runs=[*runs.routes, *crons.routes],
+                              store=store.routes, a2a=a2a.routes, mcp=mcp.routes),
+        middleware=[*front_middleware(settings), *middleware],
         exception_handlers=exception_handlers,
         lifespan=lifespan,
-    )
+    ))

@@ -9,7 +9,6 @@ import uuid
 from typing import Any
 
 from checkpoints import InMemorySaver, SqliteSaver
-from checkpoints.store import InMemoryStore, SqliteStore
 from engine import CompiledStateGraph
 
 from .._graph_spec import NotAGraph, compile_graph
@@ -18,6 +17,7 @@ from .errors import NotFound, UnprocessableEntity
 from .records import Records, now
 from .schemas import Assistant
 from .settings import Settings
+from .store_options import make_store
 
 __all__ = ["ServerState", "assistant_id_for"]
 
@@ -39,7 +39,7 @@ class ServerState:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.records = Records(path)
         self.saver: Any = SqliteSaver(path) if path else InMemorySaver()
-        self.store: Any = SqliteStore(path) if path else InMemoryStore()
+        self.store: Any = make_store(settings)  # langgraph.json `store` (issue 18)
         self._graphs: dict[str, CompiledStateGraph] = {}
         self._stateless: dict[str, CompiledStateGraph] = {}
         self.broker = Broker()
