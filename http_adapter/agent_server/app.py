@@ -17,6 +17,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from .. import studio
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import exception_handlers
@@ -56,7 +57,8 @@ def create_app(settings: Settings) -> Starlette:
         middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
     return Starlette(
         routes=[*system.routes, *assistants.routes, *threads.routes, *runs.routes,
-                *crons.routes, *store.routes, *a2a.routes, *mcp.routes],
+                *crons.routes, *store.routes, *a2a.routes, *mcp.routes,
+                *(studio.routes() if settings.studio else [])],
         middleware=middleware,
         exception_handlers=exception_handlers,
         lifespan=lifespan,
