@@ -38,6 +38,7 @@ app.runStarted = (run) => {
 app.runEnded = (run) => {
   delete document.body.dataset.running;
   document.body.dataset.lastRun = run.status;
+  document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
   app.setThread(run.thread);
   if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
   app.emit("run-ended");
@@ -108,7 +109,7 @@ async function selectAssistant(id) {
   app.full = full;
   app.subgraphs = Object.keys(subgraphs || {}).map((ns) => ns.split("|").join(":"));
   app.schemas = schemas;
-  history.replaceState(null, "", `#assistant=${encodeURIComponent(assistant.graph_id === assistant.name ? assistant.graph_id : id)}`);
+  history.replaceState(null, "", `${location.pathname}${location.search}#assistant=${encodeURIComponent(assistant.graph_id === assistant.name ? assistant.graph_id : id)}`);
   app.redraw();
   showView(app.view);
   app.emit("assistant");

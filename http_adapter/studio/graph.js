@@ -91,7 +91,7 @@ export function draw(svg, graph, breakpoints, handlers) {
   svg.setAttribute("height", result.height + 2 * pad);
   svg.append(groups(graph, result.pos, size, handlers));
   const edgeLayer = s("g", { class: "edges" });
-  graph.edges.forEach((e, i) => edgeLayer.append(edgePath(e, result.routes[i], size)));
+  graph.edges.forEach((e, i) => edgeLayer.append(edgePath(e, result.routes[i], size, result.width)));
   svg.append(edgeLayer);
   const nodeLayer = s("g", { class: "nodes" });
   for (const n of graph.nodes) nodeLayer.append(nodeShape(n, result.pos.get(n.id), size.get(n.id), breakpoints, handlers));
@@ -125,7 +125,7 @@ function groups(graph, pos, size, handlers) {
   return layer;
 }
 
-function edgePath(edge, points, size) {
+function edgePath(edge, points, size, width) {
   const cls = edge.conditional ? "edge cond" : "edge";
   const attrs = { class: cls, "data-source": edge.source, "data-target": edge.target, "marker-end": `url(#${edge.conditional ? "arrow-cond" : "arrow"})` };
   if (edge.source === edge.target) {
@@ -136,7 +136,7 @@ function edgePath(edge, points, size) {
   const pts = points.map((p) => ({ ...p }));
   const a = size.get(edge.source);
   const b = size.get(edge.target);
-  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, d: loopBack(pts, a, b) });
+  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, d: loopBack(pts, a, b, width) });
   pts[0].y += a.height / 2;
   pts[pts.length - 1].y -= b.height / 2;
   let d = `M${pts[0].x},${pts[0].y}`;
@@ -151,12 +151,13 @@ function edgePath(edge, points, size) {
 
 /** An edge back up the layers (a loop): out of the source's right side, around, into the
  * target's right side, so it never sits on top of the edge going down. */
-function loopBack(pts, a, b) {
+function loopBack(pts, a, b, width) {
   const first = pts[0];
   const last = pts[pts.length - 1];
   const start = { x: first.x + a.width / 2, y: first.y };
   const end = { x: last.x + b.width / 2, y: last.y };
-  const bulge = Math.max(start.x, end.x, ...pts.slice(1, -1).map((p) => p.x + 12)) + 36;
+  // one layer up: just beside the two nodes; further: around everything, on the right
+  const bulge = pts.length > 2 ? width + 24 : Math.max(start.x, end.x) + 36;
   return `M${start.x},${start.y} C${bulge},${start.y} ${bulge},${end.y} ${end.x},${end.y}`;
 }
 

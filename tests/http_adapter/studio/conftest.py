@@ -1,0 +1,159 @@
+"""Browser fixtures for the studio (issue 20): a real `graphrun dev` subprocess serving the
+examples (+ graphs.py) on a free loopback port, and Debian's Chromium driven by Playwright.
+
+Chromium is the system package (`executable_path`), never a Playwright download. Missing, the
+tests skip locally and FAIL in CI (CI=true), where `.ci/run` installs it. Every page refuses
+and records requests that leave the server's origin, and a test fails on any console error;
+a failing test leaves a screenshot in $GRAPHRUN_TEST_ARTIFACTS (default: a temp folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..test_cli import EXAMPLE, Running
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(os.environ.get("GRAPHRUN_TEST_ARTIFACTS") or Path(tempfile.gettempdir()) / "graphrun-artifacts")
+# Set GRAPHRUN_STUDIO_SCREENSHOTS=docs/studio to refresh the README's pictures.
+SCREENSHOTS = os.environ.get("GRAPHRUN_STUDIO_SCREENSHOTS")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: CI must run the browser tests (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        _unavailable("no chromium on PATH (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _project(root: Path, graphs: dict[str, str]) -> Path:
+    for path in EXAMPLE.glob("*.py"):
+        shutil.copy(path, root / path.name)
+    shutil.copy(HERE / "graphs.py", root / "studio_graphs.py")
+    config = json.loads((EXAMPLE / "langgraph.json").read_text())
+    config["graphs"].update(graphs)
+    (root / "langgraph.json").write_text(json.dumps(config))
+    return root
+
+
+EXTRA_GRAPHS = {
+    "burst": "./studio_graphs.py:burst_graph",
+    "slow": "./studio_graphs.py:slow_graph",
+    "wide": "./studio_graphs.py:wide_graph",
+    "nested": "./studio_graphs.py:nested_graph",
+}
+
+
+@pytest.fixture(scope="session")
+def studio_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`graphrun dev` over the examples and the extra graphs, in memory, for the session."""
+    root = _project(tmp_path_factory.mktemp("studio"), EXTRA_GRAPHS)
+    server = Running(["dev", "--port", "0", "--in-memory"], cwd=root)
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def keyed_studio_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The examples behind GRAPHRUN_API_KEYS=studio-key."""
+    root = _project(tmp_path_factory.mktemp("keyed"), {})
+    server = Running(["dev", "--port", "0", "--in-memory"], cwd=root,
+                     env={"GRAPHRUN_API_KEYS": "studio-key"})
+    yield server.url
+    server.stop()
+
+
+class Watch:
+    """What a page did that it must not: console errors, page errors, outside requests."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.allowed_errors: list[str] = []  # substrings a test expects (e.g. a 401)
+
+    def route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith(self.origin + "/") or url == self.origin or url.startswith("data:"):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+    def console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.errors if not any(a in e for a in self.allowed_errors)]
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+def open_page(browser: Any, url: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Watch]]:
+    origin = url.rstrip("/")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    watch = Watch(origin)
+    context.route("**/*", watch.route)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.on("console", watch.console)
+    page.on("pageerror", lambda error: watch.errors.append(f"pageerror: {error}"))
+    try:
+        yield page, watch
+        failed = getattr(request.node, "rep_call", None)
+        if failed is not None and failed.failed:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            target = ARTIFACTS / f"{request.node.name}.png"
+            page.screenshot(path=str(target), full_page=True)
+            print(f"screenshot of the failure: {target}")
+        else:
+            assert watch.unexpected() == [], "console errors"
+            assert watch.outside == [], "requests left the server's origin"
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def studio(browser: Any, studio_url: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Watch]]:
+    """A fresh browser context on the studio; checked for errors and outside requests after."""
+    yield from open_page(browser, studio_url, request)
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """A picture of a view: into docs/studio/ when asked to refresh them, else the artifacts."""
+    folder = REPO / SCREENSHOTS if SCREENSHOTS else ARTIFACTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
