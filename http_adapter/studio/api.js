@@ -83,12 +83,9 @@ export async function streamRun(path, body, onEvent, signal) {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += value;
-    let cut;
-    while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-      const frame = buffer.slice(0, cut);
-      buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
-      dispatch(frame, onEvent);
-    }
+    const frames = buffer.split(/\r?\n\r?\n/); // one pass per chunk, not per event
+    buffer = frames.pop();
+    for (const frame of frames) dispatch(frame, onEvent);
   }
   if (buffer.trim()) dispatch(buffer, onEvent);
 }

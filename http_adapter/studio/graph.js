@@ -156,9 +156,14 @@ function loopBack(pts, a, b, width) {
   const last = pts[pts.length - 1];
   const start = { x: first.x + a.width / 2, y: first.y };
   const end = { x: last.x + b.width / 2, y: last.y };
-  // one layer up: just beside the two nodes; further: around everything, on the right
-  const bulge = pts.length > 2 ? width + 24 : Math.max(start.x, end.x) + 36;
-  return `M${start.x},${start.y} C${bulge},${start.y} ${bulge},${end.y} ${end.x},${end.y}`;
+  if (pts.length <= 2) { // one layer up: a curve just beside the two nodes
+    const bulge = Math.max(start.x, end.x) + 36;
+    return `M${start.x},${start.y} C${bulge},${start.y} ${bulge},${end.y} ${end.x},${end.y}`;
+  }
+  // further: around everything, on the right, with rounded corners
+  const x = width + 24;
+  const r = 12;
+  return `M${start.x},${start.y} H${x - r} Q${x},${start.y} ${x},${start.y - r} V${end.y + r} Q${x},${end.y} ${x - r},${end.y} H${end.x}`;
 }
 
 function nodeShape(node, p, z, breakpoints, handlers) {

@@ -7,6 +7,7 @@ import { clearMarks, mark } from "./graph.js";
 import { h, pretty, short } from "./dom.js";
 
 const MAX_ROWS = 5000; // the timeline keeps the newest rows; older ones are dropped
+const BATCH = 250; // timeline rows added per animation frame
 
 /** The node path of a namespaced event (`mode|outer:<task>|inner:<task>`) for the drawing. */
 function nodePath(ns, name) {
@@ -76,14 +77,23 @@ export class Timeline {
     this.frame ||= requestAnimationFrame(() => this.flush());
   }
 
+  /** Resolves once every row added so far is on the page. */
+  drained() {
+    return new Promise((resolve) => {
+      const check = () => (this.pending.length ? requestAnimationFrame(check) : resolve());
+      check();
+    });
+  }
+
+  /** Add what arrived, at most BATCH rows a frame, so a burst of events never blocks paint. */
   flush() {
     this.frame = 0;
     const batch = document.createDocumentFragment();
-    for (const [kind, title, detail] of this.pending) batch.append(this.row(kind, title, detail));
-    this.pending = [];
+    for (const [kind, title, detail] of this.pending.splice(0, BATCH)) batch.append(this.row(kind, title, detail));
     this.root.append(batch);
     while (this.root.childElementCount > MAX_ROWS) this.root.firstElementChild.remove();
     this.root.scrollTop = this.root.scrollHeight;
+    if (this.pending.length) this.frame = requestAnimationFrame(() => this.flush());
   }
 
   row(kind, title, detail) {
@@ -91,8 +101,12 @@ export class Timeline {
     const head = h("span.head", {}, h("span.kind", {}, kind), " ", h("span.title", {}, title));
     const attrs = { dataset: { kind, node: title, seq: this.count } };
     if (detail === undefined) return h("li.ev", attrs, head);
-    const body = typeof detail === "string" ? detail : pretty(detail);
-    return h("li.ev", attrs, h("details", {}, h("summary", {}, head), h("pre", {}, body)));
+    // the detail is rendered when opened: a long stream costs one summary row per event
+    const details = h("details", {}, h("summary", {}, head));
+    details.addEventListener("toggle", () => {
+      if (details.open && !details.querySelector("pre")) details.append(h("pre", {}, typeof detail === "string" ? detail : pretty(detail)));
+    });
+    return h("li.ev", attrs, details);
   }
 }
 
@@ -186,7 +200,7 @@ export class Runner {
       ctx.timeline.add("error", error.message);
     }
     ctx.timeline.add("end", `run ${run.status}`);
-    ctx.timeline.flush();
+    await ctx.timeline.drained();
     ctx.runEnded(run);
   }
 
