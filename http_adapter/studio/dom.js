@@ -47,9 +47,9 @@ export function parseJson(text, what = "JSON") {
   }
 }
 
-/** A short, stable label for an id (first 8 characters). */
+/** A short, stable label for an id (its last 8 characters). */
 export function short(id) {
-  return String(id ?? "").slice(0, 8);
+  return String(id ?? "").slice(-8); // UUIDv7 ids share their leading (time) digits
 }
 
 /** Show a transient message in the status bar (errors in red). */

@@ -88,6 +88,33 @@ def keyed_studio_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.stop()
 
 
+CUSTOM_AUTH = """
+from http_adapter.auth import Auth
+
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> str:
+    if authorization != "Bearer studio-token":
+        raise Auth.exceptions.HTTPException(status_code=401, detail="Invalid token")
+    return "studio-user"
+"""
+
+
+@pytest.fixture(scope="session")
+def custom_auth_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The examples behind a custom `@auth.authenticate` handler wanting a bearer token."""
+    root = _project(tmp_path_factory.mktemp("custom-auth"), {})
+    (root / "studio_auth.py").write_text(CUSTOM_AUTH)
+    config = json.loads((root / "langgraph.json").read_text())
+    config["auth"] = {"path": "./studio_auth.py:auth"}
+    (root / "langgraph.json").write_text(json.dumps(config))
+    server = Running(["dev", "--port", "0", "--in-memory"], cwd=root)
+    yield server.url
+    server.stop()
+
+
 class Watch:
     """What a page did that it must not: console errors, page errors, outside requests."""
 
