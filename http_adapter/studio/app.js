@@ -2,9 +2,9 @@
 // Run, Threads and Assistant views. Everything it shows comes from the documented API.
 
 import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
-import { h, fill, notify, short } from "./dom.js";
+import { h, fill, notify } from "./dom.js";
 import { collapse, draw } from "./graph.js";
-import { Chat, Runner, Timeline } from "./run.js";
+import { Runner, Timeline } from "./run.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
 import { assistantView } from "./assistant_view.js";
@@ -42,7 +42,7 @@ app.runEnded = (run) => {
   app.setThread(run.thread);
   if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
   app.emit("run-ended");
-  notify(`Run ${short(run.id)} ${run.status}`);
+  notify(`Run ${run.id ?? ""} ${run.status}`);
 };
 app.setThread = (thread) => {
   app.thread = thread;

@@ -47,11 +47,6 @@ export function parseJson(text, what = "JSON") {
   }
 }
 
-/** A short, stable label for an id (its last 8 characters). */
-export function short(id) {
-  return String(id ?? "").slice(-8); // UUIDv7 ids share their leading (time) digits
-}
-
 /** Show a transient message in the status bar (errors in red). */
 export function notify(message, kind = "info") {
   const bar = document.getElementById("status");

@@ -4,7 +4,7 @@
 
 import { api, streamRun } from "./api.js";
 import { clearMarks, mark } from "./graph.js";
-import { h, pretty, short } from "./dom.js";
+import { h, pretty } from "./dom.js";
 
 const MAX_ROWS = 5000; // the timeline keeps the newest rows; older ones are dropped
 const BATCH = 250; // timeline rows added per animation frame
@@ -130,7 +130,7 @@ export class Runner {
     this.current = run;
     ctx.runStarted(run);
     clearMarks(ctx.svg, "running", "done", "error", "next");
-    ctx.timeline.add("run", `started on thread ${short(thread)}`);
+    ctx.timeline.add("run", `started on thread ${thread}`);
     try {
       await streamRun(`/threads/${thread}/runs/stream`, body, (name, data) => this.event(run, name, data), run.abort.signal);
     } catch (error) {

@@ -2,7 +2,7 @@
 // run / step / continue / cancel, and a chat box for graphs with a `messages` key.
 
 import { api } from "./api.js";
-import { h, fill, parseJson, short } from "./dom.js";
+import { h, fill, parseJson } from "./dom.js";
 import { schemaForm } from "./form.js";
 import { Chat } from "./run.js";
 
@@ -73,8 +73,8 @@ export function runView(app) {
     const threads = await api("/threads/search", { method: "POST", body: { metadata: { graph_id: app.assistant.graph_id }, limit: 20 } });
     const known = threads.some((t) => t.thread_id === app.thread);
     fill(threadSelect, h("option", { value: "" }, "new thread"),
-      !known && app.thread ? h("option", { value: app.thread }, short(app.thread)) : null,
-      threads.map((t) => h("option", { value: t.thread_id }, `${short(t.thread_id)} · ${t.status}`)));
+      !known && app.thread ? h("option", { value: app.thread }, app.thread) : null,
+      threads.map((t) => h("option", { value: t.thread_id }, `${t.thread_id} · ${t.status}`)));
     threadSelect.value = app.thread || "";
   };
   const showBreakpoints = () => {

@@ -2,7 +2,7 @@
 // checkpoint's values and tasks, edit + fork (time travel), and resume a pending interrupt.
 
 import { api } from "./api.js";
-import { h, fill, parseJson, pretty, short } from "./dom.js";
+import { h, fill, parseJson, pretty } from "./dom.js";
 import { mark, clearMarks } from "./graph.js";
 
 export function threadsView(app) {
@@ -22,7 +22,7 @@ export function threadsView(app) {
     fill(list, threads.length ? threads.map((t) => h("li.thread", {
       dataset: { threadId: t.thread_id, status: t.status }, class: t.thread_id === open ? "thread selected" : "thread",
       onclick: () => openThread(t.thread_id).catch(app.fail),
-    }, h("code", {}, short(t.thread_id)), " ", h("span.chip", { dataset: { status: t.status } }, t.status), " ",
+    }, h("code", {}, t.thread_id), " ", h("span.chip", { dataset: { status: t.status } }, t.status), " ",
       h("span.muted", {}, t.metadata?.graph_id || ""), " ", h("span.muted", {}, t.updated_at.slice(0, 19).replace("T", " ")))) : h("li.muted", {}, "no threads"));
   }
 
@@ -39,7 +39,7 @@ export function threadsView(app) {
       dataset: { checkpointId: s.checkpoint.checkpoint_id, step: s.metadata?.step ?? "", index: i },
       onclick: (e) => { select(e.currentTarget, s, checkpoint); },
     }, h("span.step", {}, `step ${s.metadata?.step ?? "?"}`), " ", h("span.muted", {}, s.metadata?.source || ""), " ",
-      h("span", {}, s.next?.length ? `next: ${s.next.join(", ")}` : "done"))));
+      h("span", {}, s.next?.length ? `next: ${s.next.join(", ")}` : "done"), forkNote(history, i))));
     fill(detail,
       h("h3", {}, "Thread ", h("code", {}, id), " ", h("span.chip", { dataset: { status: thread.status } }, thread.status)),
       interruptBox(app, thread, history[0]),
@@ -67,6 +67,15 @@ export function threadsView(app) {
   return h("div.threads-view", {},
     h("div.row", {}, query, status, h("button", { onclick: () => search().catch(app.fail) }, "Search")),
     list, detail);
+}
+
+/** "forked from step N" when a checkpoint's parent is not the one listed after it. */
+function forkNote(history, i) {
+  const parent = history[i].parent_checkpoint?.checkpoint_id;
+  const below = history[i + 1]?.checkpoint.checkpoint_id;
+  if (!parent || parent === below) return null;
+  const from = history.find((s) => s.checkpoint.checkpoint_id === parent);
+  return h("span.fork", { title: `parent ${parent}` }, ` \u2442 forked from step ${from?.metadata?.step ?? "?"}`);
 }
 
 function interruptBox(app, thread, head) {
@@ -113,7 +122,7 @@ function checkpointDetail(app, thread, snapshot, reopen) {
     h("b", {}, t.name), t.error ? h("span.error", {}, ` error: ${t.error}`) : null,
     t.interrupts?.length ? h("pre", {}, pretty(t.interrupts.map((i) => i.value))) : null));
   return h("div.checkpoint", { dataset: { checkpointId: id } },
-    h("h3", {}, "Checkpoint ", h("code", {}, short(id)), ` · step ${snapshot.metadata?.step ?? "?"}`),
+    h("h3", {}, "Checkpoint ", h("code", {}, id), ` · step ${snapshot.metadata?.step ?? "?"}`),
     h("p", {}, "next: ", h("b#ckpt-next", {}, (snapshot.next || []).join(", ") || "(end)")),
     tasks.length ? h("div", {}, h("h4", {}, "Tasks"), h("ul.tasks", {}, tasks)) : null,
     h("h4", {}, "Values"), values,

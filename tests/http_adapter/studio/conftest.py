@@ -177,9 +177,10 @@ def studio(browser: Any, studio_url: str, request: pytest.FixtureRequest) -> Ite
     yield from open_page(browser, studio_url, request)
 
 
-def screenshot(page: Any, name: str) -> Path:
-    """A picture of a view: into docs/studio/ when asked to refresh them, else the artifacts."""
-    folder = REPO / SCREENSHOTS if SCREENSHOTS else ARTIFACTS
+def screenshot(page: Any, name: str, readme: bool = True) -> Path:
+    """A picture of a view: into docs/studio/ when asked to refresh the README's, else (and
+    for the ones the README does not show) the artifacts folder."""
+    folder = REPO / SCREENSHOTS if SCREENSHOTS and readme else ARTIFACTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     page.screenshot(path=str(path))
