@@ -66,6 +66,7 @@ EXTRA_GRAPHS = {
     "slow": "./studio_graphs.py:slow_graph",
     "wide": "./studio_graphs.py:wide_graph",
     "nested": "./studio_graphs.py:nested_graph",
+    "fail": "./studio_graphs.py:fail_graph",
 }
 
 

@@ -1,7 +1,7 @@
 """Extra graphs the browser tests serve beside the examples (copied into the test project).
 
 `burst` streams 1,000 custom events (the page must not freeze), `slow` runs long enough to be
-cancelled, `wide` has 50 nodes (the layout), `nested` has a subgraph (expanding it).
+cancelled, `wide` has 50 nodes (the layout), `nested` has a subgraph (expanding it), `fail` raises.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ def slow(state: State) -> dict[str, Any]:
     return {"log": ["slow"]}
 
 
+def explode(state: State) -> dict[str, Any]:
+    raise ValueError("boom from the studio test")
+
+
 def _single(name: str, fn: Any) -> Any:
     builder = StateGraph(State)
     builder.add_node(name, fn)
@@ -42,6 +46,7 @@ def _single(name: str, fn: Any) -> Any:
 
 burst_graph = _single("burst", burst)
 slow_graph = _single("slow", slow)
+fail_graph = _single("explode", explode)
 
 
 def _wide() -> Any:

@@ -47,6 +47,25 @@ def test_a_run_streams_its_steps_in_order_and_lights_its_nodes(studio: Any, stud
     screenshot(page, "run")
 
 
+def test_an_error_shows_its_message_and_marks_its_node(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "fail")
+    assert run_and_wait(page, "#run-button") == "error"
+    errors = page.eval_on_selector_all('#timeline li[data-kind="error"]', "els => els.map(e => e.dataset.node)")
+    assert any("ValueError" in e and "boom from the studio test" in e for e in errors), errors
+    assert page.eval_on_selector_all("#graph .node.error", "els => els.map(e => e.dataset.node)") == ["explode"]
+
+
+def test_subgraph_nodes_light_up_inside_an_expanded_subgraph(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "nested")
+    page.click('#graph [data-expand="worker"]')
+    page.evaluate(WATCH_LIT)
+    assert run_and_wait(page, "#run-button") == "success"
+    assert page.evaluate("window.__lit") == ["prepare", "worker:plan", "worker:act", "finish"]
+    assert timeline(page, "update") == ["prepare", "worker:plan", "worker:act", "worker", "finish"]
+
+
 def _chat_model() -> Any:
     spec = importlib.util.spec_from_file_location("example_chat", EXAMPLE / "chat.py")
     assert spec is not None and spec.loader is not None
