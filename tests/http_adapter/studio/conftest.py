@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from ..test_cli import EXAMPLE, Running
@@ -116,6 +119,9 @@ def custom_auth_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.stop()
 
 
+_ANY_KEY = {"X-Api-Key": "studio-key"}  # /openapi.json is public; the keyed server ignores it
+
+
 class Watch:
     """What a page did that it must not: console errors, page errors, outside requests."""
 
@@ -124,10 +130,14 @@ class Watch:
         self.errors: list[str] = []
         self.outside: list[str] = []
         self.allowed_errors: list[str] = []  # substrings a test expects (e.g. a 401)
+        self.calls: set[tuple[str, str]] = set()  # (METHOD, path) of the API calls made
 
     def route(self, route: Any) -> None:
         url = route.request.url
         if url.startswith(self.origin + "/") or url == self.origin or url.startswith("data:"):
+            path = urlsplit(url).path
+            if path != "/" and not path.startswith("/studio") and not url.startswith("data:"):
+                self.calls.add((route.request.method, path))
             route.continue_()
         else:
             self.outside.append(url)
@@ -139,6 +149,15 @@ class Watch:
 
     def unexpected(self) -> list[str]:
         return [e for e in self.errors if not any(a in e for a in self.allowed_errors)]
+
+    def undocumented(self) -> list[tuple[str, str]]:
+        """API calls that match no operation of the server's OpenAPI document: the studio
+        must be a client of the public API only."""
+        paths = httpx.get(f"{self.origin}/openapi.json", headers=_ANY_KEY).json()["paths"]
+        operations = [(method.upper(), re.compile("^" + re.sub(r"\{\w+\}", "[^/]+", path) + "$"))
+                      for path, item in paths.items() for method in item]
+        return sorted(c for c in self.calls
+                      if not any(m == c[0] and p.match(c[1]) for m, p in operations))
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -166,8 +185,9 @@ def open_page(browser: Any, url: str, request: pytest.FixtureRequest) -> Iterato
             page.screenshot(path=str(target), full_page=True)
             print(f"screenshot of the failure: {target}")
         else:
-            assert watch.unexpected() == [], "console errors"
             assert watch.outside == [], "requests left the server's origin"
+            assert watch.undocumented() == [], "calls outside the documented API"
+            assert watch.unexpected() == [], "console errors"
     finally:
         context.close()
 
