@@ -134,6 +134,8 @@ def _announce(command: str, settings: Settings, url: str) -> None:
             f"  Storage: {storage}",
             "  Graphs:  " + ", ".join(settings.graphs),
         ]
+    elif settings.studio:
+        lines.append(f"  Studio:  {url}/")
     if settings.api_keys:
         lines.append("  API keys required (X-Api-Key)")
     print("\n".join(lines), flush=True)

@@ -42,7 +42,8 @@ app.runEnded = (run) => {
   app.setThread(run.thread);
   if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
   app.emit("run-ended");
-  notify(`Run ${run.id ?? ""} ${run.status}`);
+  const waiting = (run.state?.tasks || []).some((t) => t.interrupts?.length);
+  notify(`Run ${run.id ?? ""} ${run.status}${waiting ? ": the thread waits for input (resume it in Threads)" : ""}`);
 };
 app.setThread = (thread) => {
   app.thread = thread;

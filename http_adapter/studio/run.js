@@ -152,7 +152,10 @@ export class Runner {
     if (mode === "metadata") run.id = data.run_id;
     else if (mode === "tasks") this.task(ns, data);
     else if (mode === "updates") this.update(ns, data);
-    else if (mode === "values") run.values = ns.length ? run.values : data;
+    else if (mode === "values") {
+      if (!ns.length) run.values = data;
+      ctx.timeline.add("values", nodePath(ns, ""), data);
+    }
     else if (mode === "messages") ctx.chat?.put(data[0], /chunk/i.test(data[0]?.type || ""));
     else if (mode === "messages/partial" || mode === "messages/complete") for (const m of data) ctx.chat?.put(m, false);
     else if (mode === "custom") ctx.timeline.add("custom", nodePath(ns, ""), data);

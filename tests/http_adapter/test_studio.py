@@ -75,6 +75,8 @@ def test_serve_needs_the_studio_flag(project: Path, running: list[Running]) -> N
     plain = Running(["serve", "--port", "0", "--in-memory"], cwd=project)
     running.append(plain)
     assert httpx.get(f"{plain.url}/").status_code == 404
+    assert "Studio:" not in "".join(plain.output)
     with_studio = Running(["serve", "--port", "0", "--in-memory", "--studio"], cwd=project)
     running.append(with_studio)
+    assert with_studio.wait_for(r"Studio:  (\S+)") == f"{with_studio.url}/"
     assert httpx.get(f"{with_studio.url}/").status_code == 200
