@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from http_adapter import studio
 
@@ -80,3 +81,26 @@ def test_serve_needs_the_studio_flag(project: Path, running: list[Running]) -> N
     running.append(with_studio)
     assert with_studio.wait_for(r"Studio:  (\S+)") == f"{with_studio.url}/"
     assert httpx.get(f"{with_studio.url}/").status_code == 200
+
+
+def test_every_file_of_the_page_ships_as_package_data() -> None:
+    """Files the package-data globs miss would be absent from an installed wheel."""
+    import fnmatch
+    import tomllib
+
+    pyproject = tomllib.loads((STUDIO_DIR.parents[1] / "pyproject.toml").read_text())
+    globs = pyproject["tool"]["setuptools"]["package-data"]["http_adapter.studio"]
+    for path in STUDIO_DIR.iterdir():
+        if path.is_file() and path.suffix not in (".py", ".pyc"):
+            assert any(fnmatch.fnmatch(path.name, g) for g in globs), path.name
+
+
+@pytest.mark.anyio
+async def test_behind_a_proxy_prefix_the_page_points_under_it() -> None:
+    from starlette.applications import Starlette
+
+    app = Starlette(routes=studio.routes())
+    transport = httpx.ASGITransport(app=app, root_path="/lab")
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        page = await client.get("/")
+    assert '<base href="/lab/studio/">' in page.text

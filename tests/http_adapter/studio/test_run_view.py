@@ -44,6 +44,7 @@ def test_a_run_streams_its_steps_in_order_and_lights_its_nodes(studio: Any, stud
     assert "otters: three facts" in update
     assert thread_state(studio_url, current_thread(page))["values"]["draft"] == "Draft 2 on otters, from 4 notes"
     page.click('#timeline li[data-kind="update"][data-node="write"] summary')
+    page.wait_for_selector('#timeline li[data-kind="update"][data-node="write"] pre')
     screenshot(page, "run")
 
 
