@@ -3,7 +3,7 @@
 
 import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
 import { h, fill, notify } from "./dom.js";
-import { collapse, draw } from "./graph.js";
+import { collapse, draw, mark } from "./graph.js";
 import { Runner, Timeline } from "./run.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
@@ -49,7 +49,10 @@ app.setThread = (thread) => {
   app.thread = thread;
   app.emit("thread");
 };
+const MARKS = ["running", "done", "next", "error"];
+
 app.redraw = () => {
+  const kept = [...app.svg.querySelectorAll(".node")].map((el) => [el.dataset.node, MARKS.filter((c) => el.classList.contains(c))]);
   const graph = collapse(app.full, app.subgraphs, app.expanded);
   app.layoutMs = draw(app.svg, graph, app.breakpoints, {
     onToggleSubgraph: (id) => {
@@ -63,10 +66,18 @@ app.redraw = () => {
       app.emit("breakpoints");
     },
   });
+  for (const [node, marks] of kept) for (const m of marks) mark(app.svg, node, m); // a redraw keeps them
   document.getElementById("layout-ms").textContent = `layout ${app.layoutMs.toFixed(1)} ms, ${graph.nodes.length} nodes`;
 };
 
-async function askKey(detail) {
+let asking = null; // one dialog for all the calls refused at once
+
+function askKey(detail) {
+  asking ||= showKeyDialog(detail).finally(() => { asking = null; });
+  return asking;
+}
+
+async function showKeyDialog(detail) {
   const dialog = document.getElementById("key-dialog");
   document.getElementById("key-detail").textContent = typeof detail === "string" ? detail : "This server needs a key.";
   const input = document.getElementById("key-input");

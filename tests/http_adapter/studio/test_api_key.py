@@ -46,6 +46,12 @@ def test_the_page_asks_for_the_api_key_and_keeps_it(keyed: Any, keyed_studio_url
     page.reload()  # the same tab: the key is remembered, nothing is refused
     open_studio(page, keyed_studio_url)
     assert page.query_selector("#key-dialog[open]") is None and len(watch.errors) == refused
+    # a key gone stale: the three calls refused at once share one dialog
+    page.evaluate("sessionStorage.setItem('graphrun.studio.key', 'stale')")
+    page.select_option("#assistant", label="chat (v1)")
+    enter_key(page, "studio-key")
+    page.wait_for_selector('#graph .node[data-node="chat"]')
+    assert page.query_selector("#key-dialog[open]") is None
 
 
 def test_custom_auth_gets_a_bearer_token(custom: Any, custom_auth_url: str) -> None:

@@ -125,6 +125,9 @@ def test_a_breakpoint_stops_the_run_where_set(studio: Any, studio_url: str) -> N
     thread = current_thread(page)
     assert thread_state(studio_url, thread)["next"] == ["review"]
     assert page.eval_on_selector_all("#graph .node.next", "els => els.map(e => e.dataset.node)") == ["review"]
+    page.click('#graph .bp[data-bp="after"][data-node="write"]')  # a redraw keeps the marks
+    assert page.eval_on_selector_all("#graph .node.next", "els => els.map(e => e.dataset.node)") == ["review"]
+    page.click('#graph .bp[data-bp="after"][data-node="write"]')
     screenshot(page, "breakpoint", readme=False)
     # Continue: review runs, loops back to write, and stops before review again
     run_and_wait(page, "#continue-button")
