@@ -93,11 +93,7 @@ async function showKeyDialog(detail) {
 async function loadAssistants() {
   const found = await api("/assistants/search", { method: "POST", body: { limit: 100, sort_by: "created_at", sort_order: "asc" } });
   app.assistants = found;
-  const select = document.getElementById("assistant");
-  const byGraph = new Map();
-  for (const a of found) (byGraph.get(a.graph_id) || byGraph.set(a.graph_id, []).get(a.graph_id)).push(a);
-  fill(select, [...byGraph].map(([graph, list]) =>
-    h("optgroup", { label: graph }, list.map((a) => h("option", { value: a.assistant_id }, `${a.name} (v${a.version})`)))));
+  const select = renderMenu();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
   const pick = found.find((a) => a.assistant_id === wanted || a.graph_id === wanted) || found[0];
   if (pick) {
@@ -105,6 +101,18 @@ async function loadAssistants() {
     await selectAssistant(pick.assistant_id);
   }
 }
+
+/** The header's menu: assistants grouped by graph, with their version. */
+function renderMenu() {
+  const select = document.getElementById("assistant");
+  const byGraph = new Map();
+  for (const a of app.assistants) (byGraph.get(a.graph_id) || byGraph.set(a.graph_id, []).get(a.graph_id)).push(a);
+  fill(select, [...byGraph].map(([graph, list]) =>
+    h("optgroup", { label: graph }, list.map((a) => h("option", { value: a.assistant_id }, `${a.name} (v${a.version})`)))));
+  if (app.assistant) select.value = app.assistant.assistant_id;
+  return select;
+}
+app.renderMenu = renderMenu;
 
 async function selectAssistant(id) {
   const assistant = app.assistants.find((a) => a.assistant_id === id) || (await api(`/assistants/${id}`));

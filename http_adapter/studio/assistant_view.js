@@ -19,6 +19,7 @@ export function assistantView(app) {
     if (i >= 0) app.assistants[i] = assistant;
     else app.assistants.push(assistant);
     app.assistant = assistant;
+    app.renderMenu();
     app.showView("assistant");
   };
   const save = async () => {
@@ -33,10 +34,8 @@ export function assistantView(app) {
       const name = `${a.graph_id} (copy)`;
       const created = await api("/assistants", { method: "POST", body: { graph_id: a.graph_id, name, ...edited() } });
       app.assistants.push(created);
-      const select = document.getElementById("assistant");
-      select.append(h("option", { value: created.assistant_id }, `${created.name} (v${created.version})`));
-      select.value = created.assistant_id;
-      select.dispatchEvent(new Event("change"));
+      app.renderMenu();
+      pick(created.assistant_id);
     } catch (error) {
       app.fail(error);
     }
@@ -54,6 +53,7 @@ export function assistantView(app) {
       v.version === a.version ? h("b", {}, "latest") : h("button", { onclick: () => makeLatest(v.version) }, "make latest"))))).catch(app.fail);
 
   return h("div.assistant-view", {},
+    h("h3", {}, "Assistants"), assistantList(app),
     h("h3", {}, a.name, " ", h("span.muted", {}, `graph ${a.graph_id} · v${a.version}`)),
     h("p", {}, h("code#assistant-id", {}, a.assistant_id)),
     h("label", { for: "assistant-config" }, "config"), config,
@@ -61,4 +61,20 @@ export function assistantView(app) {
     h("div.row.actions", {}, h("button#save-version.primary", { onclick: save }, "Save version"),
       h("button#save-new", { onclick: saveNew }, "Save as new assistant")),
     h("h3", {}, "Versions"), versions);
+}
+
+/** Select an assistant as the header's menu does. */
+function pick(id) {
+  const select = document.getElementById("assistant");
+  select.value = id;
+  select.dispatchEvent(new Event("change"));
+}
+
+/** Every assistant, by graph; a click selects it (as the header's menu does). */
+function assistantList(app) {
+  return h("ul#assistant-list.list", {}, app.assistants.map((x) => h("li", {
+    class: x.assistant_id === app.assistant.assistant_id ? "selected" : null,
+    dataset: { assistantId: x.assistant_id, graph: x.graph_id }, onclick: () => pick(x.assistant_id),
+  }, h("b", {}, x.name), " ", h("span.muted", {}, `graph ${x.graph_id} · v${x.version}`),
+    x.metadata?.created_by === "system" ? h("span.muted", {}, " · built in") : null)));
 }

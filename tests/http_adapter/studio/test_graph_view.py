@@ -30,7 +30,7 @@ def test_the_example_graph_draws_with_its_node_names(studio: Any, studio_url: st
     ys = {n: page.evaluate(f"document.querySelector('#graph .node[data-node=\"{n}\"]').getBoundingClientRect().y")
           for n in ("__start__", "research", "write", "review", "__end__")}
     assert ys["__start__"] < ys["research"] < ys["write"] < ys["review"] < ys["__end__"]
-    screenshot(page, "assistants")
+    screenshot(page, "graph", readme=False)
 
 
 def test_the_page_is_interactive_within_a_second(studio: Any, studio_url: str) -> None:
@@ -84,4 +84,14 @@ def test_an_assistant_config_is_saved_as_a_new_version(studio: Any, studio_url: 
     latest = httpx.get(f"{studio_url}/assistants/{created['assistant_id']}").json()
     assert latest["version"] == 2 and latest["config"]["configurable"] == {"max_revisions": 3}
     assert "max_revisions" in page.text_content('#versions li[data-version="2"]')
+    assert page.text_content(f'#assistant option[value="{created["assistant_id"]}"]') == "tuned (v2)"
+    listed = page.eval_on_selector_all("#assistant-list li", "els => els.map(e => e.dataset.graph)")
+    assert {"agent", "chat", "approval"} <= set(listed)
     screenshot(page, "assistant")
+    # an earlier version made latest again, from the list
+    page.click('#versions li[data-version="1"] button')
+    page.wait_for_selector('#versions li[data-version="1"] b')
+    assert httpx.get(f"{studio_url}/assistants/{created['assistant_id']}").json()["version"] == 1
+    # another assistant picked from the list
+    page.click('#assistant-list li[data-graph="chat"]')
+    page.wait_for_selector('#graph .node[data-node="chat"]')
