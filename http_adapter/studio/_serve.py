@@ -15,12 +15,7 @@ from starlette.routing import BaseRoute, Route
 __all__ = ["routes"]
 
 _HERE = Path(__file__).resolve().parent
-_TYPES = {
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".txt": "text/plain; charset=utf-8",
-}
+_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 # The page changes with the package: revalidate (ETag) instead of caching blindly.
 _CACHE = "no-cache"
 

@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { h, fill, parseJson } from "./dom.js";
 import { schemaForm } from "./form.js";
+import { interruptBox } from "./interrupt.js";
 import { Chat } from "./run.js";
 
 const MODES = ["updates", "values", "messages-tuple", "custom", "tasks", "debug"];
@@ -38,17 +39,24 @@ export function runView(app) {
     : null;
   const threads = threadPicker(app);
   const breakpoints = breakpointRow(app);
+  const waiting = h("div#run-interrupt");
+  const showWaiting = async () => {
+    const state = app.thread && !app.runner.running ? await api(`/threads/${app.thread}/state`) : null;
+    fill(waiting, interruptBox(app, app.thread, state));
+  };
   app.on((what) => {
     if (what === "run-started" || what === "run-ended") setBusy(buttons, what === "run-started");
     if (what === "run-ended" || what === "thread") threads.refresh().catch(app.fail);
+    if (what === "run-started" || what === "run-ended" || what === "thread") showWaiting().catch(app.fail);
     if (what === "thread" && chat && !app.runner.running) loadChat(app).catch(app.fail);
     if (what === "breakpoints") breakpoints.refresh();
   });
   threads.refresh().catch(app.fail);
+  showWaiting().catch(app.fail);
   if (chat) loadChat(app).catch(app.fail);
   setBusy(buttons, app.runner.running);
   return h("div.run-view", {},
-    threads.row, chat,
+    threads.row, waiting, chat,
     h("h3", {}, "Input"), form,
     h("details", {}, h("summary", {}, "Config"), config),
     h("h3", {}, "Stream"), modeChoices(), h("label.inline", {}, subgraphs, " subgraphs"),

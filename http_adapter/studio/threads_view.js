@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { h, fill, parseJson, pretty } from "./dom.js";
 import { mark, clearMarks } from "./graph.js";
+import { interruptBox } from "./interrupt.js";
 
 export function threadsView(app) {
   const query = h("input#thread-search", { type: "search", placeholder: 'thread id, or metadata JSON {"k": "v"}' });
@@ -42,7 +43,7 @@ export function threadsView(app) {
       h("span", {}, s.next?.length ? `next: ${s.next.join(", ")}` : "done"), forkNote(history, i))));
     fill(detail,
       h("h3", {}, "Thread ", h("code", {}, id), " ", h("span.chip", { dataset: { status: thread.status } }, thread.status)),
-      interruptBox(app, thread, history[0]),
+      interruptBox(app, thread.thread_id, history[0]),
       h("div.split", {}, h("div", {}, h("h3", {}, "Checkpoints"), steps), checkpoint));
     const first = steps.querySelector("li.ckpt");
     if (first) select(first, history[0], checkpoint);
@@ -76,26 +77,6 @@ function forkNote(history, i) {
   if (!parent || parent === below) return null;
   const from = history.find((s) => s.checkpoint.checkpoint_id === parent);
   return h("span.fork", { title: `parent ${parent}` }, ` \u2442 forked from step ${from?.metadata?.step ?? "?"}`);
-}
-
-function interruptBox(app, thread, head) {
-  const pending = (head?.tasks || []).flatMap((t) => t.interrupts || []);
-  if (!pending.length) return null;
-  const value = h("input#resume-value", { type: "text", placeholder: 'resume value (JSON or text)' });
-  const resume = async () => {
-    let v = value.value;
-    try { v = JSON.parse(v); } catch { /* plain text */ }
-    try {
-      app.timeline.clear();
-      await app.runner.start(thread.thread_id, { assistant_id: app.assistant.assistant_id, command: { resume: v },
-        stream_mode: ["updates", "tasks", "custom", "messages-tuple"], stream_subgraphs: true });
-    } catch (error) {
-      app.fail(error);
-    }
-  };
-  return h("div#interrupt.interrupt", {}, h("h3", {}, "Waiting for input"),
-    pending.map((i) => h("pre.interrupt-value", {}, pretty(i.value))),
-    h("div.row", {}, value, h("button#resume-button.primary", { onclick: resume }, "Resume")));
 }
 
 /** Values and tasks of one checkpoint; edit the values and fork from there. */

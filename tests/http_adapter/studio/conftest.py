@@ -39,7 +39,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running on the main
+# thread while it is open, and every async test after it would fail to start its own.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -73,16 +75,16 @@ EXTRA_GRAPHS = {
 }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def studio_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`graphrun dev` over the examples and the extra graphs, in memory, for the session."""
+    """`graphrun dev` over the examples and the extra graphs, in memory, for these tests."""
     root = _project(tmp_path_factory.mktemp("studio"), EXTRA_GRAPHS)
     server = Running(["dev", "--port", "0", "--in-memory"], cwd=root)
     yield server.url
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def keyed_studio_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The examples behind GRAPHRUN_API_KEYS=studio-key."""
     root = _project(tmp_path_factory.mktemp("keyed"), {})
@@ -106,7 +108,7 @@ async def authenticate(authorization: str | None) -> str:
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def custom_auth_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The examples behind a custom `@auth.authenticate` handler wanting a bearer token."""
     root = _project(tmp_path_factory.mktemp("custom-auth"), {})

@@ -77,3 +77,15 @@ def test_threads_are_listed_and_searched(studio: Any, studio_url: str) -> None:
     page.fill("#thread-search", made["thread_id"][:13])
     page.press("#thread-search", "Enter")
     page.wait_for_selector(f'#thread-list li[data-thread-id="{made["thread_id"]}"]')
+
+
+def test_an_interrupt_is_resumed_in_the_run_view(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "approval")
+    page.fill("#f-request", "a visit")
+    run_and_wait(page, "#run-button")
+    assert "Re: a visit." in page.text_content("#run-interrupt .interrupt-value")
+    page.fill("#resume-value", '"approve"')  # JSON works too
+    run_and_wait(page, "#resume-button")
+    assert thread_state(studio_url, current_thread(page))["values"]["sent"].startswith("Re: a visit.")
+    page.wait_for_function("!document.querySelector('#run-interrupt .interrupt')")
