@@ -78,7 +78,7 @@ export function draw(svg, graph, breakpoints, handlers) {
   const t0 = performance.now();
   const sized = graph.nodes.map((n) => {
     const terminal = n.id === START || n.id === END;
-    return { id: n.id, width: Math.ceil(textWidth(label(n.id))) + (terminal ? 28 : n.subgraph ? 56 : 40), height: terminal ? 28 : 36 };
+    return { id: n.id, group: n.group, width: Math.ceil(textWidth(label(n.id))) + (terminal ? 28 : n.subgraph ? 56 : 40), height: terminal ? 28 : 36 };
   });
   const result = layout(sized, graph.edges);
   const ms = performance.now() - t0;

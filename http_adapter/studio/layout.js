@@ -6,7 +6,7 @@ const START = "__start__";
 const END = "__end__";
 
 /**
- * nodes: [{id, width, height}], edges: [{source, target}] ->
+ * nodes: [{id, width, height, group?}], edges: [{source, target}] ->
  * {pos: Map(id -> {x, y}) (centres), routes: [[{x, y}...] per edge], width, height}
  */
 export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) {
@@ -15,7 +15,8 @@ export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) 
   const forward = orient(ids, edges);
   const layer = layers(ids, forward);
   const { chains, rows } = withDummies(ids, forward, layer);
-  orderRows(rows, chains, sweeps);
+  const group = new Map(nodes.filter((n) => n.group).map((n) => [n.id, n.group]));
+  orderRows(rows, chains, sweeps, group);
   const pos = place(rows, size, chains, gapX, gapY);
   const routes = edges.map((e, i) => route(chains[i], pos, forward[i].reversed));
   let width = 0;
@@ -109,7 +110,7 @@ function withDummies(ids, forward, layer) {
 }
 
 /** Barycenter sweeps down and up; keeps the best order seen (fewest crossings). */
-function orderRows(rows, chains, sweeps) {
+function orderRows(rows, chains, sweeps, group) {
   const up = new Map();
   const down = new Map();
   for (const chain of chains) {
@@ -119,6 +120,7 @@ function orderRows(rows, chains, sweeps) {
       (up.get(chain[k + 1]) || up.set(chain[k + 1], []).get(chain[k + 1])).push(chain[k]);
     }
   }
+  rows.forEach((r, l) => (rows[l] = together(r, group)));
   let best = rows.map((r) => [...r]);
   let bestCrossings = crossings(rows, down);
   for (let s = 0; s < sweeps && bestCrossings > 0; s++) {
@@ -134,6 +136,7 @@ function orderRows(rows, chains, sweeps) {
         return [id, ns.length ? ns.reduce((a, n) => a + index.get(n), 0) / ns.length : i];
       }));
       rows[l].sort((a, b) => bary.get(a) - bary.get(b));
+      rows[l] = together(rows[l], group);
     }
     const c = crossings(rows, down);
     if (c < bestCrossings) {
@@ -142,6 +145,22 @@ function orderRows(rows, chains, sweeps) {
     }
   }
   best.forEach((r, l) => (rows[l] = r));
+}
+
+/** Nodes of one subgraph side by side in a row, where the first of them stood. */
+function together(row, group) {
+  if (!group.size) return row;
+  const out = [];
+  const placed = new Set();
+  for (const id of row) {
+    if (placed.has(id)) continue;
+    const g = group.get(id);
+    for (const other of g ? row.filter((o) => group.get(o) === g) : [id]) {
+      out.push(other);
+      placed.add(other);
+    }
+  }
+  return out;
 }
 
 function crossings(rows, down) {

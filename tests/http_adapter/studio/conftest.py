@@ -72,6 +72,7 @@ EXTRA_GRAPHS = {
     "wide": "./studio_graphs.py:wide_graph",
     "nested": "./studio_graphs.py:nested_graph",
     "fail": "./studio_graphs.py:fail_graph",
+    "clustered": "./studio_graphs.py:clustered_graph",
 }
 
 

@@ -89,3 +89,28 @@ def _nested() -> Any:
 
 
 nested_graph = _nested()
+
+
+def _clustered() -> Any:
+    """A subgraph that fans out inside, beside an outer branch of the same depth."""
+    step = lambda name: (lambda s: {"log": [name]})  # noqa: E731
+    inner = StateGraph(State)
+    for name in ("plan", "act", "check", "merge"):
+        inner.add_node(name, step(name))
+    inner.add_edge(START, "plan")
+    for a, b in (("plan", "act"), ("plan", "check"), ("act", "merge"), ("check", "merge")):
+        inner.add_edge(a, b)
+    inner.add_edge("merge", END)
+    outer = StateGraph(State)
+    for name in ("prepare", "side1", "side2", "side3", "finish"):
+        outer.add_node(name, step(name))
+    outer.add_node("worker", inner.compile())
+    outer.add_edge(START, "prepare")
+    for a, b in (("prepare", "worker"), ("prepare", "side1"), ("side1", "side2"), ("side2", "side3"),
+                 ("worker", "finish"), ("side3", "finish")):
+        outer.add_edge(a, b)
+    outer.add_edge("finish", END)
+    return outer.compile()
+
+
+clustered_graph = _clustered()

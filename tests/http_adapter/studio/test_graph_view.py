@@ -73,6 +73,21 @@ def test_a_subgraph_expands_and_folds(studio: Any, studio_url: str) -> None:
     assert "worker" in drawn(page)
 
 
+def test_an_expanded_subgraph_stays_together_in_its_box(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "clustered")
+    page.click('#graph [data-expand="worker"]')
+    members = {"worker:plan", "worker:act", "worker:check", "worker:merge"}
+    assert members <= set(drawn(page))
+    box = page.eval_on_selector('#graph .group[data-group="worker"] rect', """e => {
+        const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }""")
+    centres = page.eval_on_selector_all("#graph .node", """els => els.map(e => {
+        const r = e.querySelector("rect").getBoundingClientRect();
+        return [e.dataset.node, (r.left + r.right) / 2, (r.top + r.bottom) / 2]; })""")
+    inside = {n for n, x, y in centres if box[0] < x < box[2] and box[1] < y < box[3]}
+    assert inside == members
+
+
 def test_an_assistant_config_is_saved_as_a_new_version(studio: Any, studio_url: str) -> None:
     page, _ = studio
     created = httpx.post(f"{studio_url}/assistants", json={"graph_id": "agent", "name": "tuned"}).json()

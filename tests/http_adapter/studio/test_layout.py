@@ -8,9 +8,9 @@ from typing import Any
 from .helpers import open_studio
 
 # Lay out the graph in the page; return each node's centre and the elapsed ms.
-LAY_OUT = """async ([nodes, edges]) => {
+LAY_OUT = """async ([nodes, edges, groups]) => {
   const { layout } = await import("./layout.js");
-  const sized = nodes.map((id) => ({ id, width: 80, height: 36 }));
+  const sized = nodes.map((id) => ({ id, width: 80, height: 36, group: (groups || {})[id] }));
   const t0 = performance.now();
   const out = layout(sized, edges.map(([source, target]) => ({ source, target })));
   const ms = performance.now() - t0;
@@ -19,8 +19,9 @@ LAY_OUT = """async ([nodes, edges]) => {
 }"""
 
 
-def lay_out(page: Any, nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, Any]:
-    return page.evaluate(LAY_OUT, [nodes, [list(e) for e in edges]])
+def lay_out(page: Any, nodes: list[str], edges: list[tuple[str, str]],
+            groups: dict[str, str] | None = None) -> dict[str, Any]:
+    return page.evaluate(LAY_OUT, [nodes, [list(e) for e in edges], groups or {}])
 
 
 def no_overlaps(pos: dict[str, list[float]]) -> bool:
@@ -60,3 +61,15 @@ def test_fifty_random_nodes_are_layered_quickly(studio: Any, studio_url: str) ->
     assert pos["__end__"][1] == max(p[1] for p in pos.values())
     print(f"layout of 52 random nodes, 80 edges: {out['ms']:.1f} ms")
     assert out["ms"] < 100
+
+
+def test_nodes_of_one_subgraph_sit_side_by_side(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url)
+    nodes = ["__start__", "g:a", "x", "g:b", "__end__"]
+    edges = [("__start__", n) for n in ("g:a", "x", "g:b")] + [(n, "__end__") for n in ("g:a", "x", "g:b")]
+    pos = lay_out(page, nodes, edges, {"g:a": "g", "g:b": "g"})["pos"]
+    row = sorted(("g:a", "x", "g:b"), key=lambda n: pos[n][0])
+    assert row.index("x") in (0, 2), row  # never between the two members of g
+    plain = lay_out(page, nodes, edges)["pos"]  # without groups the given order stands
+    assert sorted(("g:a", "x", "g:b"), key=lambda n: plain[n][0]) == ["g:a", "x", "g:b"]
