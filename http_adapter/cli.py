@@ -1,12 +1,13 @@
 """The `graphrun` command: `dev` and `serve` run the agent server over a langgraph.json project.
 
     graphrun dev [--config langgraph.json] [--host 127.0.0.1] [--port 2024] [--in-memory]
-    graphrun serve [...same flags...] (port 8000 by default)
+    graphrun serve [...same flags...] [--studio] (port 8000 by default)
     graphrun control-plane [--host] [--port 8124] [--data-dir] (see control_plane/__main__.py)
 
 Both load the config (see `config.py`), keep checkpoints, store items and server records in one
 SQLite file under `.graphrun/` next to the config (or nothing on disk with `--in-memory`), and
-serve with uvicorn. `dev` prints where the server and its reference are and the graphs it serves.
+serve with uvicorn. `dev` prints where the server and its reference are and the graphs it serves,
+and serves the studio at `/` (issue 20); `serve` does only with `--studio`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
         choices=("critical", "error", "warning", "info", "debug", "trace"),
         help="uvicorn's log level (default: %(default)s)",
     )
+    if command == "serve":  # `dev` always serves the studio
+        parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -93,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "dev":
         settings.extra["private_network"] = True  # as `langgraph dev` (cors.py)
     _warn_unsupported(settings)
+    settings.studio = args.command == "dev" or args.studio
     try:
         sock = _bind(args.host, args.port)
     except OSError as error:
@@ -134,12 +138,15 @@ def _announce(command: str, settings: Settings, url: str) -> None:
     lines = [f"graphrun {command}: serving {len(settings.graphs)} graph(s) at {url}"]
     if command == "dev":
         lines += [
+            f"  Studio:  {url}/",
             f"  API:     {url}",
             f"  Docs:    {url}/docs",
             f"  Config:  {settings.config_path}",
             f"  Storage: {storage}",
             "  Graphs:  " + ", ".join(settings.graphs),
         ]
+    elif settings.studio:
+        lines.append(f"  Studio:  {url}/")
     if settings.api_keys:
         lines.append("  API keys required (X-Api-Key)")
     print("\n".join(lines), flush=True)

@@ -18,6 +18,7 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from .. import studio
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import exception_handlers
@@ -60,7 +61,8 @@ def create_app(settings: Settings) -> Starlette:
     return finish_app(settings, middleware, Starlette(
         routes=enabled_routes(settings, meta=system.routes, assistants=assistants.routes,
                               threads=threads.routes, runs=[*runs.routes, *crons.routes],
-                              store=store.routes, a2a=a2a.routes, mcp=mcp.routes),
+                              store=store.routes, a2a=a2a.routes, mcp=mcp.routes,
+                              studio=studio.routes() if settings.studio else []),
         middleware=[*front_middleware(settings), *middleware],
         exception_handlers=exception_handlers,
         lifespan=lifespan,

@@ -37,7 +37,7 @@ __all__ = [
 
 logger = logging.getLogger("http_adapter")
 
-PUBLIC_PATHS = frozenset(("/ok", "/info", "/docs", "/openapi.json"))
+PUBLIC_PATHS = frozenset(("/ok", "/info", "/docs", "/openapi.json", "/", "/studio"))
 
 
 class ApiKeyMiddleware:
@@ -76,7 +76,8 @@ async def _refuse(send: Send, status: int, detail: Any,
 
 
 def _public(path: str) -> bool:
-    return path in PUBLIC_PATHS or path.startswith("/docs/")
+    # the studio's page and files (issue 20) load without a key: the page then asks for one
+    return path in PUBLIC_PATHS or path.startswith(("/docs/", "/studio/"))
 
 
 # -- custom auth: the user ----------------------------------------------------------------------

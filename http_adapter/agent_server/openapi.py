@@ -198,6 +198,8 @@ def _operations(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str
     """(path, METHOD, endpoint) for every HTTP route, mounted ones included."""
     for route in routes:
         if isinstance(route, Route):
+            if not route.include_in_schema:  # e.g. the studio's page (issue 20)
+                continue
             path = _openapi_path(prefix + route.path)
             for method in sorted(route.methods or ("GET",)):
                 if method != "HEAD" and method.lower() in _METHODS:

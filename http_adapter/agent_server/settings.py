@@ -21,6 +21,7 @@ class Settings:
     run_timeout: float | None = None  # seconds; a run past it ends with status "timeout"
     heartbeat: float = 5.0  # seconds between SSE heartbeat comments
     config_path: Path | None = None
+    studio: bool = False  # serve the local studio at / (issue 20): `dev` always, `serve --studio`
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 

@@ -92,8 +92,8 @@ def project(tmp_path: Path) -> Path:
     """A copy of the bundled example project."""
     root = tmp_path / "project"
     root.mkdir()
-    for name in ("langgraph.json", "agent.py"):
-        shutil.copy(EXAMPLE / name, root / name)
+    for path in [EXAMPLE / "langgraph.json", *EXAMPLE.glob("*.py")]:
+        shutil.copy(path, root / path.name)
     return root
 
 
@@ -112,11 +112,12 @@ def test_dev_serves_the_example_on_sqlite(project: Path, running: list[Running])
     server.wait_for(r"(Graphs:.*)")
     banner = "".join(server.output)
     assert f"Docs:    {server.url}/docs" in banner
-    assert "Graphs:  agent" in banner
+    assert "Graphs:  agent, chat, approval" in banner
+    assert f"Studio:  {server.url}/" in banner
     info = httpx.get(f"{server.url}/info").json()
     assert info["version"]
     assistants = httpx.post(f"{server.url}/assistants/search", json={}).json()
-    assert [a["graph_id"] for a in assistants] == ["agent"]
+    assert sorted(a["graph_id"] for a in assistants) == ["agent", "approval", "chat"]
     result = httpx.post(f"{server.url}/runs/wait", timeout=10,
                         json={"assistant_id": "agent", "input": {"topic": "otters"}}).json()
     assert result["revision"] == 2 and result["approved"] is True

@@ -1,0 +1,173 @@
+// The studio's entry point (issue 20): picks an assistant, draws its graph, and hosts the
+// Run, Threads and Assistant views. Everything it shows comes from the documented API.
+
+import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
+import { h, fill, notify } from "./dom.js";
+import { collapse, draw, mark } from "./graph.js";
+import { Runner, Timeline } from "./run.js";
+import { runView } from "./run_view.js";
+import { threadsView } from "./threads_view.js";
+import { assistantView } from "./assistant_view.js";
+
+const app = {
+  assistants: [],
+  assistant: null,
+  full: { nodes: [], edges: [] },
+  subgraphs: [],
+  expanded: new Set(),
+  breakpoints: { before: new Set(), after: new Set() },
+  schemas: null,
+  thread: null, // the thread the next run uses (null: a new one)
+  view: "run",
+  svg: document.getElementById("graph"),
+  timeline: new Timeline(document.getElementById("timeline")),
+  chat: null,
+  tasksStreamed: true,
+  layoutMs: 0,
+  listeners: new Set(),
+};
+window.studio = app; // for the browser tests and the curious: read-only use
+
+app.runner = new Runner(app);
+app.on = (fn) => app.listeners.add(fn);
+app.emit = (what) => app.listeners.forEach((fn) => fn(what));
+app.runStarted = (run) => {
+  document.body.dataset.running = "1";
+  app.emit("run-started");
+};
+app.runEnded = (run) => {
+  delete document.body.dataset.running;
+  document.body.dataset.lastRun = run.status;
+  document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  app.setThread(run.thread);
+  if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
+  app.emit("run-ended");
+  const waiting = (run.state?.tasks || []).some((t) => t.interrupts?.length);
+  notify(`Run ${run.id ?? ""} ${run.status}${waiting ? ": the thread waits for input (resume it in Threads)" : ""}`);
+};
+app.setThread = (thread) => {
+  app.thread = thread;
+  app.emit("thread");
+};
+const MARKS = ["running", "done", "next", "error"];
+
+app.redraw = () => {
+  const kept = [...app.svg.querySelectorAll(".node")].map((el) => [el.dataset.node, MARKS.filter((c) => el.classList.contains(c))]);
+  const graph = collapse(app.full, app.subgraphs, app.expanded);
+  app.layoutMs = draw(app.svg, graph, app.breakpoints, {
+    onToggleSubgraph: (id) => {
+      app.expanded.has(id) ? app.expanded.delete(id) : app.expanded.add(id);
+      app.redraw();
+    },
+    onBreakpoint: (id, when) => {
+      const set = app.breakpoints[when];
+      set.has(id) ? set.delete(id) : set.add(id);
+      app.redraw();
+      app.emit("breakpoints");
+    },
+  });
+  for (const [node, marks] of kept) for (const m of marks) mark(app.svg, node, m); // a redraw keeps them
+  document.getElementById("layout-ms").textContent = `layout ${app.layoutMs.toFixed(1)} ms, ${graph.nodes.length} nodes`;
+};
+
+let asking = null; // one dialog for all the calls refused at once
+
+function askKey(detail) {
+  asking ||= showKeyDialog(detail).finally(() => { asking = null; });
+  return asking;
+}
+
+async function showKeyDialog(detail) {
+  const dialog = document.getElementById("key-dialog");
+  document.getElementById("key-detail").textContent = typeof detail === "string" ? detail : "This server needs a key.";
+  const input = document.getElementById("key-input");
+  const scheme = document.getElementById("key-scheme");
+  input.value = "";
+  scheme.value = credentials().scheme;
+  dialog.showModal();
+  const ok = await new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true }));
+  if (ok && input.value) setCredentials(input.value, scheme.value);
+  return ok && !!input.value;
+}
+
+async function loadAssistants() {
+  const found = await api("/assistants/search", { method: "POST", body: { limit: 100, sort_by: "created_at", sort_order: "asc" } });
+  app.assistants = found;
+  const select = renderMenu();
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
+  const pick = found.find((a) => a.assistant_id === wanted || a.graph_id === wanted) || found[0];
+  if (pick) {
+    select.value = pick.assistant_id;
+    await selectAssistant(pick.assistant_id);
+  }
+}
+
+/** The header's menu: assistants grouped by graph, with their version. */
+function renderMenu() {
+  const select = document.getElementById("assistant");
+  const byGraph = new Map();
+  for (const a of app.assistants) (byGraph.get(a.graph_id) || byGraph.set(a.graph_id, []).get(a.graph_id)).push(a);
+  fill(select, [...byGraph].map(([graph, list]) =>
+    h("optgroup", { label: graph }, list.map((a) => h("option", { value: a.assistant_id }, `${a.name} (v${a.version})`)))));
+  if (app.assistant) select.value = app.assistant.assistant_id;
+  return select;
+}
+app.renderMenu = renderMenu;
+
+async function selectAssistant(id) {
+  const assistant = app.assistants.find((a) => a.assistant_id === id) || (await api(`/assistants/${id}`));
+  app.assistant = assistant;
+  app.expanded.clear();
+  app.breakpoints.before.clear();
+  app.breakpoints.after.clear();
+  app.thread = null;
+  const [full, subgraphs, schemas] = await Promise.all([
+    api(`/assistants/${id}/graph?xray=true`),
+    api(`/assistants/${id}/subgraphs?recurse=true`),
+    api(`/assistants/${id}/schemas`),
+  ]);
+  app.full = full;
+  app.subgraphs = Object.keys(subgraphs || {}).map((ns) => ns.split("|").join(":"));
+  app.schemas = schemas;
+  history.replaceState(null, "", `${location.pathname}${location.search}#assistant=${encodeURIComponent(assistant.graph_id === assistant.name ? assistant.graph_id : id)}`);
+  app.redraw();
+  showView(app.view);
+  app.emit("assistant");
+}
+
+function showView(name) {
+  app.view = name;
+  for (const tab of document.querySelectorAll("nav button")) tab.classList.toggle("active", tab.dataset.view === name);
+  const panel = document.getElementById("view");
+  const build = { run: runView, threads: threadsView, assistant: assistantView }[name];
+  app.listeners.clear();
+  app.chat = null;
+  fill(panel, build(app));
+}
+app.showView = showView;
+
+function wire() {
+  onKeyNeeded(askKey);
+  document.getElementById("assistant").addEventListener("change", (e) => selectAssistant(e.target.value).catch(fail));
+  for (const tab of document.querySelectorAll("nav button")) tab.addEventListener("click", () => showView(tab.dataset.view));
+  document.getElementById("key-button").addEventListener("click", () => askKey("Set the key this page sends.").then((ok) => ok && loadAssistants()).catch(fail));
+  window.addEventListener("unhandledrejection", (e) => { e.preventDefault(); fail(e.reason); });
+}
+
+function fail(error) {
+  notify(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error?.message || error), "error");
+}
+app.fail = fail;
+
+async function main() {
+  wire();
+  try {
+    await loadAssistants();
+  } catch (error) {
+    fail(error);
+  }
+  document.body.dataset.ready = "1";
+  app.readyAt = performance.now();
+}
+
+main();

@@ -1,0 +1,212 @@
+// Drawing a graph (GET /assistants/{id}/graph?xray=true) as SVG: layered layout, normal and
+// conditional edges, START/END, subgraphs collapsed to one node until expanded, breakpoint
+// toggles on every node, and classes for the nodes a run is executing (issue 20).
+
+import { layout } from "./layout.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const START = "__start__";
+const END = "__end__";
+const SEP = ":"; // xray names inner nodes `<subgraph node>:<inner node>`
+
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, v);
+  for (const c of children) el.append(c);
+  return el;
+}
+
+let measureCtx;
+function textWidth(text) {
+  measureCtx ||= document.createElement("canvas").getContext("2d");
+  measureCtx.font = "13px system-ui, sans-serif";
+  return measureCtx.measureText(text).width;
+}
+
+/**
+ * Collapse the xray drawing: every node inside a subgraph that is not in `expanded` folds into
+ * its subgraph node. `subgraphs` are the subgraph node paths (`outer:inner`).
+ */
+export function collapse(full, subgraphs, expanded) {
+  // folded unless it and every subgraph around it are expanded
+  const folded = subgraphs.filter((sg) => !expanded.has(sg) || [...ancestors(sg)].some((a) => subgraphs.includes(a) && !expanded.has(a)));
+  const owner = (id) => {
+    let best = null;
+    for (const sg of folded) if (id.startsWith(sg + SEP) && (!best || sg.length < best.length)) best = sg;
+    return best ?? id;
+  };
+  const nodes = new Map();
+  for (const n of full.nodes) {
+    const id = owner(n.id);
+    if (!nodes.has(id)) nodes.set(id, { id, subgraph: subgraphs.includes(id), group: groupOf(id, subgraphs) });
+  }
+  const seen = new Set();
+  const edges = [];
+  for (const e of full.edges) {
+    const source = owner(e.source);
+    const target = owner(e.target);
+    const key = `${source}\u0001${target}\u0001${!!e.conditional}`;
+    if ((source === target && source !== e.source) || seen.has(key)) continue;
+    seen.add(key);
+    edges.push({ source, target, conditional: !!e.conditional });
+  }
+  return { nodes: [...nodes.values()], edges };
+}
+
+function* ancestors(path) {
+  const parts = path.split(SEP);
+  for (let i = 1; i < parts.length; i++) yield parts.slice(0, i).join(SEP);
+}
+
+function groupOf(id, subgraphs) {
+  let best = null;
+  for (const sg of subgraphs) if (id.startsWith(sg + SEP) && (!best || sg.length > best.length)) best = sg;
+  return best;
+}
+
+function label(id) {
+  if (id === START) return "START";
+  if (id === END) return "END";
+  return id.split(SEP).pop();
+}
+
+/**
+ * Draw `graph` ({nodes, edges} after `collapse`) into `svg`; returns the layout time in ms.
+ * handlers: {onToggleSubgraph(id), onBreakpoint(id, "before"|"after")}
+ */
+export function draw(svg, graph, breakpoints, handlers) {
+  const t0 = performance.now();
+  const sized = graph.nodes.map((n) => {
+    const terminal = n.id === START || n.id === END;
+    return { id: n.id, group: n.group, width: Math.ceil(textWidth(label(n.id))) + (terminal ? 28 : n.subgraph ? 56 : 40), height: terminal ? 28 : 36 };
+  });
+  const result = layout(sized, graph.edges);
+  const ms = performance.now() - t0;
+  const size = new Map(sized.map((n) => [n.id, n]));
+  const pad = 16;
+  svg.replaceChildren(defs());
+  const loopRoom = 48; // edges back up the layers bulge out on the right
+  svg.setAttribute("viewBox", `${-pad} ${-pad} ${result.width + 2 * pad + loopRoom} ${result.height + 2 * pad}`);
+  svg.setAttribute("width", result.width + 2 * pad + loopRoom);
+  svg.setAttribute("height", result.height + 2 * pad);
+  svg.append(groups(graph, result.pos, size, handlers));
+  const edgeLayer = s("g", { class: "edges" });
+  graph.edges.forEach((e, i) => edgeLayer.append(edgePath(e, result.routes[i], size, result.width)));
+  svg.append(edgeLayer);
+  const nodeLayer = s("g", { class: "nodes" });
+  for (const n of graph.nodes) nodeLayer.append(nodeShape(n, result.pos.get(n.id), size.get(n.id), breakpoints, handlers));
+  svg.append(nodeLayer);
+  return ms;
+}
+
+function defs() {
+  const marker = (id, cls) => s("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+    s("path", { d: "M0,0 L10,5 L0,10 z", class: cls }));
+  return s("defs", {}, marker("arrow", "arrowhead"), marker("arrow-cond", "arrowhead cond"));
+}
+
+/** A dashed box around the nodes of each expanded subgraph, with a button to fold it. */
+function groups(graph, pos, size, handlers) {
+  const layer = s("g", { class: "groups" });
+  const members = new Map();
+  for (const n of graph.nodes) if (n.group) (members.get(n.group) || members.set(n.group, []).get(n.group)).push(n.id);
+  for (const [group, ids] of members) {
+    const boxes = ids.map((id) => ({ p: pos.get(id), z: size.get(id) }));
+    const x0 = Math.min(...boxes.map((b) => b.p.x - b.z.width / 2)) - 8;
+    const y0 = Math.min(...boxes.map((b) => b.p.y - b.z.height / 2)) - 20;
+    const x1 = Math.max(...boxes.map((b) => b.p.x + b.z.width / 2)) + 8;
+    const y1 = Math.max(...boxes.map((b) => b.p.y + b.z.height / 2)) + 8;
+    const title = s("text", { x: x0 + 6, y: y0 + 13, class: "group-label" });
+    title.textContent = `${group} \u229f`;
+    const g = s("g", { class: "group", "data-group": group }, s("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 8 }), title);
+    g.addEventListener("click", () => handlers.onToggleSubgraph?.(group));
+    layer.append(g);
+  }
+  return layer;
+}
+
+function edgePath(edge, points, size, width) {
+  const cls = edge.conditional ? "edge cond" : "edge";
+  const attrs = { class: cls, "data-source": edge.source, "data-target": edge.target, "marker-end": `url(#${edge.conditional ? "arrow-cond" : "arrow"})` };
+  if (edge.source === edge.target) {
+    const p = points[0];
+    const w = size.get(edge.source).width / 2;
+    return s("path", { ...attrs, d: `M${p.x + w},${p.y - 6} C${p.x + w + 40},${p.y - 30} ${p.x + w + 40},${p.y + 30} ${p.x + w},${p.y + 6}` });
+  }
+  const pts = points.map((p) => ({ ...p }));
+  const a = size.get(edge.source);
+  const b = size.get(edge.target);
+  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, d: loopBack(pts, a, b, width) });
+  pts[0].y += a.height / 2;
+  pts[pts.length - 1].y -= b.height / 2;
+  let d = `M${pts[0].x},${pts[0].y}`;
+  for (let i = 1; i < pts.length; i++) {
+    const p = pts[i - 1];
+    const q = pts[i];
+    const my = (p.y + q.y) / 2;
+    d += ` C${p.x},${my} ${q.x},${my} ${q.x},${q.y}`;
+  }
+  return s("path", { ...attrs, d });
+}
+
+/** An edge back up the layers (a loop): out of the source's right side, around, into the
+ * target's right side, so it never sits on top of the edge going down. */
+function loopBack(pts, a, b, width) {
+  const first = pts[0];
+  const last = pts[pts.length - 1];
+  const start = { x: first.x + a.width / 2, y: first.y };
+  const end = { x: last.x + b.width / 2, y: last.y };
+  if (pts.length <= 2) { // one layer up: a curve just beside the two nodes
+    const bulge = Math.max(start.x, end.x) + 36;
+    return `M${start.x},${start.y} C${bulge},${start.y} ${bulge},${end.y} ${end.x},${end.y}`;
+  }
+  // further: around everything, on the right, with rounded corners
+  const x = width + 24;
+  const r = 12;
+  return `M${start.x},${start.y} H${x - r} Q${x},${start.y} ${x},${start.y - r} V${end.y + r} Q${x},${end.y} ${x - r},${end.y} H${end.x}`;
+}
+
+function nodeShape(node, p, z, breakpoints, handlers) {
+  const terminal = node.id === START || node.id === END;
+  const g = s("g", { class: `node${terminal ? " terminal" : ""}${node.subgraph ? " subgraph" : ""}`, "data-node": node.id, transform: `translate(${p.x},${p.y})` });
+  g.append(s("rect", { x: -z.width / 2, y: -z.height / 2, width: z.width, height: z.height, rx: terminal ? z.height / 2 : 6 }));
+  const text = s("text", { "text-anchor": "middle", dy: "0.35em", x: node.subgraph ? -8 : 0 });
+  text.textContent = label(node.id);
+  g.append(text);
+  if (node.subgraph) {
+    const plus = s("g", { class: "expand", "data-expand": node.id, transform: `translate(${z.width / 2 - 16},0)` },
+      s("rect", { x: -8, y: -8, width: 16, height: 16, rx: 3 }), s("path", { d: "M-4,0 H4 M0,-4 V4" }));
+    plus.addEventListener("click", (ev) => { ev.stopPropagation(); handlers.onToggleSubgraph?.(node.id); });
+    g.append(plus);
+  }
+  if (!terminal) {
+    for (const [when, y] of [["before", -z.height / 2], ["after", z.height / 2]]) {
+      const on = breakpoints[when].has(node.id);
+      const dot = s("circle", { class: `bp${on ? " on" : ""}`, "data-bp": when, "data-node": node.id, cx: -z.width / 2 + 10, cy: y, r: 5 });
+      dot.append(s("title", {}, document.createTextNode(`interrupt ${when} ${label(node.id)}`)));
+      dot.addEventListener("click", (ev) => { ev.stopPropagation(); handlers.onBreakpoint?.(node.id, when); });
+      g.append(dot);
+    }
+  }
+  return g;
+}
+
+/** Mark nodes: `state` is "running", "done", "next" or "error"; names not drawn are mapped to
+ * the node that holds them (an inner node of a folded subgraph lights its subgraph node). */
+export function mark(svg, name, state, on = true) {
+  const el = findNode(svg, name);
+  if (el) el.classList.toggle(state, on);
+}
+
+export function clearMarks(svg, ...states) {
+  for (const el of svg.querySelectorAll(".node")) el.classList.remove(...states);
+}
+
+function findNode(svg, name) {
+  let id = name;
+  for (;;) {
+    const el = svg.querySelector(`.node[data-node="${CSS.escape(id)}"]`);
+    if (el || !id.includes(SEP)) return el;
+    id = id.slice(0, id.lastIndexOf(SEP));
+  }
+}

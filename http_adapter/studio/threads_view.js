@@ -1,0 +1,114 @@
+// The Threads view (issue 20): search threads, open one, its checkpoints as a timeline, a
+// checkpoint's values and tasks, edit + fork (time travel), and resume a pending interrupt.
+
+import { api } from "./api.js";
+import { h, fill, parseJson, pretty } from "./dom.js";
+import { mark, clearMarks } from "./graph.js";
+import { interruptBox } from "./interrupt.js";
+
+export function threadsView(app) {
+  const query = h("input#thread-search", { type: "search", placeholder: 'thread id, or metadata JSON {"k": "v"}' });
+  const status = h("select#thread-status", {}, ["", "idle", "busy", "interrupted", "error"].map((s) => h("option", { value: s }, s || "any status")));
+  const list = h("ul#thread-list.list");
+  const detail = h("div#thread-detail");
+  let open = null;
+
+  async function search() {
+    const text = query.value.trim();
+    const body = { limit: 50, sort_by: "updated_at", sort_order: "desc" };
+    if (status.value) body.status = status.value;
+    if (text.startsWith("{")) body.metadata = parseJson(text, "metadata");
+    const threads = (await api("/threads/search", { method: "POST", body }))
+      .filter((t) => text.startsWith("{") || t.thread_id.includes(text));
+    fill(list, threads.length ? threads.map((t) => h("li.thread", {
+      dataset: { threadId: t.thread_id, status: t.status }, class: t.thread_id === open ? "thread selected" : "thread",
+      onclick: () => openThread(t.thread_id).catch(app.fail),
+    }, h("code", {}, t.thread_id), " ", h("span.chip", { dataset: { status: t.status } }, t.status), " ",
+      h("span.muted", {}, t.metadata?.graph_id || ""), " ", h("span.muted", {}, t.updated_at.slice(0, 19).replace("T", " ")))) : h("li.muted", {}, "no threads"));
+  }
+
+  async function openThread(id) {
+    open = id;
+    app.setThread(id);
+    for (const li of list.querySelectorAll("li.thread")) li.classList.toggle("selected", li.dataset.threadId === id);
+    const [thread, history] = await Promise.all([
+      api(`/threads/${id}`),
+      api(`/threads/${id}/history`, { method: "POST", body: { limit: 100 } }),
+    ]);
+    const checkpoint = h("div#checkpoint");
+    const steps = h("ol#history.timeline", {}, history.map((s, i) => h("li.ckpt", {
+      dataset: { checkpointId: s.checkpoint.checkpoint_id, step: s.metadata?.step ?? "", index: i },
+      onclick: (e) => { select(e.currentTarget, s, checkpoint); },
+    }, h("span.step", {}, `step ${s.metadata?.step ?? "?"}`), " ", h("span.muted", {}, s.metadata?.source || ""), " ",
+      h("span", {}, s.next?.length ? `next: ${s.next.join(", ")}` : "done"), forkNote(history, i))));
+    fill(detail,
+      h("h3", {}, "Thread ", h("code", {}, id), " ", h("span.chip", { dataset: { status: thread.status } }, thread.status)),
+      interruptBox(app, thread.thread_id, history[0]),
+      h("div.split", {}, h("div", {}, h("h3", {}, "Checkpoints"), steps), checkpoint));
+    const first = steps.querySelector("li.ckpt");
+    if (first) select(first, history[0], checkpoint);
+  }
+
+  function select(li, snapshot, target) {
+    for (const el of li.parentElement.children) el.classList.toggle("selected", el === li);
+    clearMarks(app.svg, "next", "done", "running", "error");
+    for (const n of snapshot.next || []) mark(app.svg, n, "next");
+    fill(target, checkpointDetail(app, open, snapshot, () => openThread(open)));
+  }
+
+  query.addEventListener("keydown", (e) => e.key === "Enter" && search().catch(app.fail));
+  status.addEventListener("change", () => search().catch(app.fail));
+  app.on((what) => {
+    if (what === "run-ended") {
+      search().catch(app.fail);
+      if (open) openThread(open).catch(app.fail);
+    }
+  });
+  search().then(() => app.thread && openThread(app.thread)).catch(app.fail);
+  return h("div.threads-view", {},
+    h("div.row", {}, query, status, h("button", { onclick: () => search().catch(app.fail) }, "Search")),
+    list, detail);
+}
+
+/** "forked from step N" when a checkpoint's parent is not the one listed after it. */
+function forkNote(history, i) {
+  const parent = history[i].parent_checkpoint?.checkpoint_id;
+  const below = history[i + 1]?.checkpoint.checkpoint_id;
+  if (!parent || parent === below) return null;
+  const from = history.find((s) => s.checkpoint.checkpoint_id === parent);
+  return h("span.fork", { title: `parent ${parent}` }, ` \u2442 forked from step ${from?.metadata?.step ?? "?"}`);
+}
+
+/** Values and tasks of one checkpoint; edit the values and fork from there. */
+function checkpointDetail(app, thread, snapshot, reopen) {
+  const values = h("textarea#state-values", { rows: 10, spellcheck: false });
+  values.value = pretty(snapshot.values);
+  const id = snapshot.checkpoint.checkpoint_id;
+  const runFrom = async (checkpointId) => {
+    app.timeline.clear();
+    await app.runner.start(thread, { assistant_id: app.assistant.assistant_id, input: null, checkpoint_id: checkpointId,
+      stream_mode: ["updates", "tasks", "custom", "messages-tuple"], stream_subgraphs: true });
+  };
+  const fork = async () => {
+    try {
+      const edited = parseJson(values.value, "values") || {};
+      const changed = Object.fromEntries(Object.entries(edited).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(snapshot.values?.[k])));
+      const saved = await api(`/threads/${thread}/state`, { method: "POST", body: { values: changed, checkpoint_id: id } });
+      await runFrom(saved.checkpoint.checkpoint_id);
+    } catch (error) {
+      app.fail(error);
+    }
+  };
+  const tasks = (snapshot.tasks || []).map((t) => h("li.task", { dataset: { task: t.name } },
+    h("b", {}, t.name), t.error ? h("span.error", {}, ` error: ${t.error}`) : null,
+    t.interrupts?.length ? h("pre", {}, pretty(t.interrupts.map((i) => i.value))) : null));
+  return h("div.checkpoint", { dataset: { checkpointId: id } },
+    h("h3", {}, "Checkpoint ", h("code", {}, id), ` · step ${snapshot.metadata?.step ?? "?"}`),
+    h("p", {}, "next: ", h("b#ckpt-next", {}, (snapshot.next || []).join(", ") || "(end)")),
+    tasks.length ? h("div", {}, h("h4", {}, "Tasks"), h("ul.tasks", {}, tasks)) : null,
+    h("h4", {}, "Values"), values,
+    h("div.row.actions", {},
+      h("button#fork-button.primary", { onclick: fork, title: "save these values as a new checkpoint after this one, then run from it" }, "Fork & run"),
+      h("button#replay-button", { onclick: () => runFrom(id).catch(app.fail) }, "Replay from here"),
+      h("button", { onclick: () => reopen().catch(app.fail) }, "Reload")));
+}

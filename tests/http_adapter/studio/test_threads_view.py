@@ -1,0 +1,91 @@
+"""Threads in the studio, in a real browser (issue 20): history, resuming an interrupt from
+the page, and forking from an earlier checkpoint (time travel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .conftest import screenshot
+from .helpers import current_thread, open_studio, run_and_wait, thread_state
+
+
+def test_an_interrupt_is_resumed_from_the_page(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "approval")
+    page.fill("#f-request", "a refund")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    assert httpx.get(f"{studio_url}/threads/{thread}").json()["status"] == "interrupted"
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector(f'#thread-list li[data-thread-id="{thread}"]')
+    shown = page.text_content("#interrupt .interrupt-value")
+    assert "Re: a refund. We will get back to you within a day." in shown
+    assert "Send this draft?" in shown
+    screenshot(page, "threads")
+    # feedback first: a new draft, and the thread waits again
+    page.fill("#resume-value", "mention the order number")
+    run_and_wait(page, "#resume-button")
+    page.wait_for_selector("#interrupt .interrupt-value:has-text('mention the order number')")
+    page.fill("#resume-value", "approve")
+    run_and_wait(page, "#resume-button")
+    state = thread_state(studio_url, thread)
+    assert state["next"] == [] and state["values"]["revisions"] == 2
+    assert state["values"]["sent"] == "Re: a refund. We will get back to you within a day. (mention the order number)"
+    page.wait_for_selector(f'#thread-detail .chip[data-status="idle"]')
+    assert page.query_selector("#interrupt") is None
+
+
+def test_a_fork_from_an_earlier_checkpoint_changes_the_result(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "agent")
+    page.fill("#f-topic", "otters")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    assert thread_state(studio_url, thread)["values"]["draft"] == "Draft 2 on otters, from 4 notes"
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector("#history li.ckpt")
+    steps = page.eval_on_selector_all("#history li.ckpt", "els => els.map(e => e.dataset.step)")
+    assert steps == ["5", "4", "3", "2", "1", "0", "-1"]  # newest first
+    page.click('#history li.ckpt[data-step="1"]')  # after research, before the first write
+    assert page.text_content("#ckpt-next") == "write"
+    values = page.input_value("#state-values")
+    assert '"topic": "otters"' in values
+    page.fill("#state-values", values.replace('"topic": "otters"', '"topic": "seals"'))
+    run_and_wait(page, "#fork-button")
+    forked = thread_state(studio_url, thread)["values"]
+    assert forked["draft"] == "Draft 2 on seals, from 4 notes"  # the result changed
+    assert forked["notes"][:2] == ["otters: three facts", "otters: one open question"]  # research kept
+    history = httpx.post(f"{studio_url}/threads/{thread}/history", json={"limit": 100}).json()
+    drafts = [h["values"].get("draft") for h in history if h["metadata"].get("step") == 5]
+    assert sorted(drafts) == ["Draft 2 on otters, from 4 notes", "Draft 2 on seals, from 4 notes"]
+    page.wait_for_selector("#history li.ckpt:nth-child(12)")  # the fork's checkpoints listed too
+    screenshot(page, "time-travel")
+
+
+def test_threads_are_listed_and_searched(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    made = httpx.post(f"{studio_url}/threads", json={"metadata": {"owner": "studio-search"}}).json()
+    open_studio(page, studio_url, "agent")
+    page.click('nav button[data-view="threads"]')
+    page.fill("#thread-search", '{"owner": "studio-search"}')
+    page.press("#thread-search", "Enter")
+    page.wait_for_function(
+        "document.querySelectorAll('#thread-list li.thread').length === 1 && "
+        f"document.querySelector('#thread-list li.thread').dataset.threadId === '{made['thread_id']}'")
+    page.fill("#thread-search", made["thread_id"][:13])
+    page.press("#thread-search", "Enter")
+    page.wait_for_selector(f'#thread-list li[data-thread-id="{made["thread_id"]}"]')
+
+
+def test_an_interrupt_is_resumed_in_the_run_view(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "approval")
+    page.fill("#f-request", "a visit")
+    run_and_wait(page, "#run-button")
+    assert "Re: a visit." in page.text_content("#run-interrupt .interrupt-value")
+    page.fill("#resume-value", '"approve"')  # JSON works too
+    run_and_wait(page, "#resume-button")
+    assert thread_state(studio_url, current_thread(page))["values"]["sent"].startswith("Re: a visit.")
+    page.wait_for_function("!document.querySelector('#run-interrupt .interrupt')")
