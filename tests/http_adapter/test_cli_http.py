@@ -22,8 +22,10 @@ CORS = {"allow_origins": ["https://app.test"], "allow_methods": ["POST"],
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
-    shutil.copy(EXAMPLE / "agent.py", root / "agent.py")
     config = json.loads((EXAMPLE / "langgraph.json").read_text())
+    for path in config["graphs"].values():
+        name = path.split(":")[0].removeprefix("./")
+        shutil.copy(EXAMPLE / name, root / name)
     config["http"] = {"cors": CORS, "mount_prefix": "/api"}
     config["encryption"] = {"path": "./enc.py:encryption"}
     config["python_version"] = "3.12"
