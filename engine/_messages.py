@@ -248,23 +248,32 @@ def emit_message(
 
 
 _HANDLER_CLASS: Any = None
+_MANAGER_CLASS: Any = None
 
 
-def langchain_handler(run: Any, task: Any) -> Any:
-    """A LangChain callback handler that streams chat model tokens of `task` (or None).
+def langchain_callbacks(run: Any, task: Any) -> Any:
+    """The `callbacks` of a task's config: a manager holding one token-streaming handler.
 
-    Only when langchain-core is already imported (a user's LangChain model is): graphrun never
-    imports it on its own. Subclassing LangChain's streaming marker makes `model.invoke()`
-    stream tokens internally, as it does under LangGraph.
+    None when langchain-core is not already imported (a user's LangChain model imports it):
+    graphrun never imports it on its own. A callback *manager*, not a list, because LangChain
+    merges configs as it binds them (`with_config`, `bind`, `bind_tools`: the task config
+    inherited through the context plus the same config passed explicitly): two lists are
+    concatenated, which registered this handler twice and streamed every token twice (issue
+    17); managers are merged as a union of handlers, so each LLM run reaches it exactly once,
+    as under LangGraph, whose node configs carry a manager too.
     """
     import sys
 
     if "langchain_core" not in sys.modules:
         return None
-    global _HANDLER_CLASS
+    global _HANDLER_CLASS, _MANAGER_CLASS
     if _HANDLER_CLASS is None:
+        from langchain_core.callbacks import CallbackManager
+
         _HANDLER_CLASS = _make_handler_class()
-    return _HANDLER_CLASS(run, task)
+        _MANAGER_CLASS = CallbackManager
+    handler = _HANDLER_CLASS(run, task)
+    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler])
 
 
 def _make_handler_class() -> Any:

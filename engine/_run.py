@@ -152,11 +152,11 @@ class Run:
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
         if self.lc_callbacks:
-            from ._messages import langchain_handler
+            from ._messages import langchain_callbacks
 
             wanted = self.want_messages or self.events is not None
-            handler = langchain_handler(self, task) if wanted else None
-            out["callbacks"] = [handler] if handler is not None else []
+            callbacks = langchain_callbacks(self, task) if wanted else None
+            out["callbacks"] = callbacks if callbacks is not None else []
         return out
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
