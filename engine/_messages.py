@@ -249,6 +249,10 @@ def emit_message(
 
 _HANDLER_CLASS: Any = None
 _MANAGER_CLASS: Any = None
+# LangGraph runs a node as a sequence whose first step is the node's function, so LangChain
+# gives the runs it starts this (non-inherited) tag; the events mode shows it, `messages` drops
+# it with every `seq:step:*` tag, as LangGraph does.
+_NODE_TAGS = ["seq:step:1"]
 
 
 def langchain_callbacks(run: Any, task: Any) -> Any:
@@ -273,7 +277,12 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
         _HANDLER_CLASS = _make_handler_class()
         _MANAGER_CLASS = CallbackManager
     handler = _HANDLER_CLASS(run, task)
-    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler])
+    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=_NODE_TAGS)
+
+
+def _user_tags(tags: list[str]) -> list[str]:
+    """The tags `messages` metadata shows: LangChain's `seq:step:N` bookkeeping left out."""
+    return [tag for tag in tags if not tag.startswith("seq:step")]
 
 
 def _make_handler_class() -> Any:
@@ -281,13 +290,20 @@ def _make_handler_class() -> Any:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
     class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
+        """Streams the tokens of the chat models a task calls, in `messages` and `events`.
+
+        Attached whenever one of those modes is on, also where nothing of it is shown (a
+        subgraph without subgraphs=True), because its presence makes LangChain stream the
+        model's answer, which shapes the message (ids, chunks) as under LangGraph.
+        """
+
         run_inline = True
 
         def __init__(self, run: Any, task: Any) -> None:
             self.run = run
             self.task = task
-            self.active: dict[Any, dict[str, Any]] = {}
-            self.names: dict[Any, str] = {}
+            self.active: dict[Any, dict[str, Any]] = {}  # run id -> `messages` metadata
+            self.described: dict[Any, tuple[str, list[str], Any]] = {}  # for `events`
             self.streamed: set[Any] = set()
 
         def tap_output_iter(self, run_id: Any, output: Any) -> Any:
@@ -304,12 +320,15 @@ def _make_handler_class() -> Any:
                 return
             meta = dict(metadata or {})
             meta["checkpoint_ns"] = self.task.ns.split("|")[0]
-            if tags:
-                meta["tags"] = list(tags)
+            shown = _user_tags(tags) if tags else None
+            if shown:
+                meta["tags"] = shown
+            meta["graph_node"] = self.task.name  # the seed's name for langgraph_node (SPEC §1)
             self.active[run_id] = meta
-            name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
-            self.names[run_id] = name
-            self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
+            if self.run.events is not None:
+                name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
+                self.described[run_id] = (name, list(tags or ()), messages)
+                self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
 
         def on_llm_new_token(
             self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
@@ -320,7 +339,8 @@ def _make_handler_class() -> Any:
                 return
             self.streamed.add(run_id)
             self.run.push_message(self.task, message, meta, replace=True)
-            self._event("on_chat_model_stream", run_id, {"chunk": message})
+            if self.run.events is not None:
+                self._event("on_chat_model_stream", run_id, {"chunk": message})
 
         def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
             meta = self.active.get(run_id)
@@ -330,25 +350,32 @@ def _make_handler_class() -> Any:
                     output = getattr(generation, "message", None)
                     if meta is not None and output is not None and run_id not in self.streamed:
                         self.run.push_message(self.task, output, meta, replace=True)
-            self._event("on_chat_model_end", run_id, {"output": output})
+            described = self.described.get(run_id)
+            if described is not None:
+                data = {"output": output, "input": {"messages": described[2]}}
+                self._event("on_chat_model_end", run_id, data)
+            self._forget(run_id)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            self._forget(run_id)
+
+        def _forget(self, run_id: Any) -> None:
             self.active.pop(run_id, None)
-            self.names.pop(run_id, None)
+            self.described.pop(run_id, None)
             self.streamed.discard(run_id)
 
         def _event(self, kind: str, run_id: Any, data: dict[str, Any]) -> None:
             events = self.run.events
             meta = self.active.get(run_id)
-            if events is None or meta is None:
+            described = self.described.get(run_id)
+            if events is None or meta is None or described is None:
                 return
-            tags = list(meta.get("tags", []))
-            metadata = {k: v for k, v in meta.items() if k != "tags"}
-            events.chat_model(
-                self.task, kind, self.names.get(run_id, "ChatModel"), str(run_id), data,
-                metadata, tags,
-            )
-
-        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
-            self.active.pop(run_id, None)
-            self.streamed.discard(run_id)
+            # events carry LangGraph's metadata (no graph_node) and the run's own tags
+            metadata = {k: v for k, v in meta.items() if k not in _NOT_EVENT_METADATA}
+            events.chat_model(self.task, kind, described[0], str(run_id), data, metadata,
+                              described[1])
 
     return MessagesHandler
+
+
+_NOT_EVENT_METADATA = frozenset({"tags", "graph_node"})

@@ -154,8 +154,7 @@ class Run:
         if self.lc_callbacks:
             from ._messages import langchain_callbacks
 
-            wanted = self.want_messages or self.events is not None
-            callbacks = langchain_callbacks(self, task) if wanted else None
+            callbacks = langchain_callbacks(self, task)
             out["callbacks"] = callbacks if callbacks is not None else []
         return out
 
@@ -185,6 +184,7 @@ class Run:
                 meta["thread_id"] = self.thread_id
             meta["ls_integration"] = "langgraph"
             meta.update(self.task_metadata(task))
+            meta["graph_node"] = task.name  # the seed's name for langgraph_node (SPEC §1)
             meta.update(metadata)
         mid = message_id(message)
         if mid is not None:
