@@ -450,13 +450,12 @@ def _start(run: Run, tasks: list[Task]) -> list[Task]:
     if len(tasks) == 1 and not tasks[0].cached:
         run.task_started(tasks[0])
         return tasks
-    todo = []
+    todo, replayed = [], []
     for task in sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks:
-        if task.cached:
-            run.emit_cached(task)
-        else:
-            run.task_started(task)
-            todo.append(task)
+        run.task_started(task)  # a replayed one too, as LangGraph (issue 17)
+        (replayed if task.cached else todo).append(task)
+    for task in replayed:
+        run.emit_cached(task)
     return todo
 
 
