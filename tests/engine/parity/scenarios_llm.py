@@ -167,7 +167,7 @@ def _chat_events(events: list[dict[str, Any]]) -> list[Any]:
 
     LangGraph also reports every LangChain runnable around the model (RunnableRetry,
     RunnableSequence, prompts, parsers, tools) as its own chain events, which graphrun's events
-    mode does not (README, differences); the chat model's own events must match exactly.
+    mode does not yet (README, stream modes); the chat model's own events must match exactly.
     """
     return [
         (e["event"], e["name"], e["tags"], e["metadata"], e["data"])
