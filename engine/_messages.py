@@ -277,7 +277,8 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
         _HANDLER_CLASS = _make_handler_class()
         _MANAGER_CLASS = CallbackManager
     handler = _HANDLER_CLASS(run, task)
-    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=_NODE_TAGS)
+    tags = list(_NODE_TAGS)  # its own list: LangChain may add tags to a manager in place
+    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=tags)
 
 
 def _user_tags(tags: list[str]) -> list[str]:
@@ -316,29 +317,30 @@ def _make_handler_class() -> Any:
             self, serialized: Any, messages: Any, *, run_id: Any, tags: Any = None,
             metadata: Any = None, **kwargs: Any,
         ) -> None:
-            if tags and TAG_NOSTREAM in tags:
-                return
             meta = dict(metadata or {})
             meta["checkpoint_ns"] = self.task.ns.split("|")[0]
+            if self.run.events is not None:  # LangGraph's metadata, the run's own tags
+                name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
+                self.described[run_id] = (name, list(tags or ()), messages, dict(meta))
+                self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
+            if tags and TAG_NOSTREAM in tags:  # kept out of `messages` only (as LangGraph)
+                return
             shown = _user_tags(tags) if tags else None
             if shown:
                 meta["tags"] = shown
             meta["graph_node"] = self.task.name  # the seed's name for langgraph_node (SPEC §1)
             self.active[run_id] = meta
-            if self.run.events is not None:
-                name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
-                self.described[run_id] = (name, list(tags or ()), messages)
-                self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
 
         def on_llm_new_token(
             self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
         ) -> None:
-            meta = self.active.get(run_id)
             message = getattr(chunk, "message", None)
-            if meta is None or message is None:
+            if message is None:
                 return
-            self.streamed.add(run_id)
-            self.run.push_message(self.task, message, meta, replace=True)
+            meta = self.active.get(run_id)
+            if meta is not None:
+                self.streamed.add(run_id)
+                self.run.push_message(self.task, message, meta, replace=True)
             if self.run.events is not None:
                 self._event("on_chat_model_stream", run_id, {"chunk": message})
 
@@ -366,16 +368,9 @@ def _make_handler_class() -> Any:
 
         def _event(self, kind: str, run_id: Any, data: dict[str, Any]) -> None:
             events = self.run.events
-            meta = self.active.get(run_id)
             described = self.described.get(run_id)
-            if events is None or meta is None or described is None:
-                return
-            # events carry LangGraph's metadata (no graph_node) and the run's own tags
-            metadata = {k: v for k, v in meta.items() if k not in _NOT_EVENT_METADATA}
-            events.chat_model(self.task, kind, described[0], str(run_id), data, metadata,
-                              described[1])
+            if events is not None and described is not None:
+                name, tags, _, metadata = described
+                events.chat_model(self.task, kind, name, str(run_id), data, metadata, tags)
 
     return MessagesHandler
-
-
-_NOT_EVENT_METADATA = frozenset({"tags", "graph_node"})

@@ -130,7 +130,32 @@ def _callers() -> dict[str, tuple[Callable[[], Any], bool, Callable[[Any], Any]]
         "prompt_chain": (lambda: prompt | talker().with_config(tags=["tagged"]), True, by_dict),
         "no_config": (lambda: talker(), False, by_messages),
         "no_config_bound": (lambda: talker().with_config(tags=["tagged"]), False, by_messages),
+        "nostream": (lambda: talker().with_config(tags=["nostream"]), True, by_messages),
+        "streaming_call": (lambda: _Streamed(talker()), True, by_messages),
     }
+
+
+class _Streamed:
+    """A node that consumes `model.stream()` / `astream()` itself and keeps the sum."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def invoke(self, arg: Any, config: Any = None) -> Any:
+        chunks = list(self.model.stream(arg, config))
+        return _sum(chunks)
+
+    async def ainvoke(self, arg: Any, config: Any = None) -> Any:
+        return _sum([c async for c in self.model.astream(arg, config)])
+
+
+def _sum(chunks: list[Any]) -> Any:
+    from langchain_core.messages import AIMessage
+
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return AIMessage(content=total.content, id=total.id)
 
 
 def _talk_nodes(runnable: Any, with_config: bool, shape: Callable[[Any], Any]) -> tuple[Any, Any]:
@@ -214,7 +239,7 @@ def _caller_scenario(kind: str) -> None:
 
 
 for _kind in ("bare", "with_config", "bind_tools", "with_retry", "structured", "prompt_chain",
-              "no_config", "no_config_bound"):
+              "no_config", "no_config_bound", "nostream", "streaming_call"):
     _caller_scenario(_kind)
 
 
