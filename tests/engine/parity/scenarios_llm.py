@@ -327,3 +327,39 @@ def llm_inside_tool(lib: Any) -> list[Any]:
     _drive(t, _one_node(lib, use), _one_node(lib, ause))
     t.stream("no_config", _one_node(lib, use_no_config), _inputs(), stream_mode="messages")
     return t.items
+
+
+@scenario
+def llm_parallel_nodes_and_two_calls(lib: Any) -> list[Any]:
+    """Two nodes of one step each call a bound model (the second after the first is done), and a
+    node that calls it twice: each LLM run's tokens once, under its own node."""
+    import time
+
+    from .scenarios import LAG
+
+    t = Transcript()
+    model = _callers()["with_config"][0]()
+
+    def first(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    def second(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        time.sleep(LAG)
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    def twice(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        one = model.invoke(state["messages"], config)
+        return {"messages": [one, model.invoke([*state["messages"], one], config)]}
+
+    b = lib.StateGraph(lib.MessagesState)
+    b.add_node("first", first)
+    b.add_node("second", second)
+    b.add_node("twice", twice)
+    b.add_edge(lib.START, "first")
+    b.add_edge(lib.START, "second")
+    b.add_edge("second", "twice")  # (a join's triggers differ from LangGraph's: not here)
+    g = b.compile()
+    t.stream("stream", g, _inputs(), stream_mode="messages")
+    t.call("astream", lambda: asyncio.run(_collect(
+        g.astream(_inputs(), stream_mode=["messages", "updates"]))))
+    return t.items
