@@ -429,8 +429,8 @@ class Run:
             return
         self.cache.set({self._cache_key(task): (list(task.writes), task.node.cache.ttl)})
 
-    def task_started(self, task: Task) -> None:
-        if self.events is not None and task.name != START:
+    def task_started(self, task: Task, node_events: bool = True) -> None:
+        if node_events and self.events is not None and task.name != START:
             self.events.node_start(task)
         if not self.emits or task.name == START:
             return
@@ -539,6 +539,8 @@ class Run:
 
     def emit_cached(self, task: Task) -> None:
         """A task replayed from pending writes: its update, and no result (as LangGraph)."""
+        if self.events is not None and task.name != START:
+            self.events.node_replayed(task)
         if self.emits and "updates" in self.sink.modes and task.name != START:
             chunk = {task.name: task.update, "__metadata__": {"cached": True}}
             self.sink.push((self.ns_tuple, "updates", chunk))

@@ -93,6 +93,15 @@ def resume_rest_replays_finished(lib: Any) -> list[Any]:
     rest = {i.id: "three" for i in g.get_state(cfg("1")).interrupts}
     t.stream("resume_rest", g, lib.Command(resume=rest), cfg("1"), stream_mode=MODES)
     t.state("done", g, cfg("1"))
+
+    async def events(thread: str) -> list[Any]:  # a replayed task has no node events
+        first = _first_interrupt(lib, g, thread)
+        g.invoke(lib.Command(resume={first.id: "two"}), cfg(thread))
+        rest = {i.id: "three" for i in g.get_state(cfg(thread)).interrupts}
+        stream = g.astream_events(lib.Command(resume=rest), cfg(thread), version="v2")
+        return [(e["event"], e["name"]) async for e in stream]
+
+    t.call("resume_rest_events", lambda: asyncio.run(events("2")))
     return t.items
 
 
