@@ -304,7 +304,8 @@ def _make_handler_class() -> Any:
             self.run = run
             self.task = task
             self.active: dict[Any, dict[str, Any]] = {}  # run id -> `messages` metadata
-            self.described: dict[Any, tuple[str, list[str], Any]] = {}  # for `events`
+            # run id -> (name, own tags, input messages, metadata) for `events`
+            self.described: dict[Any, tuple[str, list[str], Any, dict[str, Any]]] = {}
             self.streamed: set[Any] = set()
 
         def tap_output_iter(self, run_id: Any, output: Any) -> Any:
