@@ -74,10 +74,17 @@ def _parallel_graph() -> Any:
     return b.compile()
 
 
+def _nested_graph() -> Any:
+    b = StateGraph(MessagesState)
+    b.add_node("sub", _talk_graph(True))
+    b.add_edge(START, "sub")
+    return b.compile()
+
+
 @pytest.fixture
 def http(serve_app: Any) -> Iterator[httpx.Client]:
     graphs = {**GRAPHS, "talk_sync": _talk_graph(False), "talk_async": _talk_graph(True),
-              "parallel": _parallel_graph()}
+              "parallel": _parallel_graph(), "nested": _nested_graph()}
     served: Served = serve_app(graphs=graphs)
     with httpx.Client(base_url=served.url, timeout=20) as client:
         yield client
@@ -147,6 +154,21 @@ def test_multi_mode_streams_each_token_once(http: httpx.Client, graph: str,
     assert [e["data"]["chunk"]["content"] for e in streamed] == TOKENS
     [update] = [e["data"] for e in got if e["event"] == "updates"]
     assert update["talk"]["messages"][0]["content"] == REPLY
+
+
+def test_subgraph_tokens_once_with_stream_subgraphs(http: httpx.Client) -> None:
+    response, raw = stream(http, f"/threads/{new_thread(http)}/runs/stream", {
+        "assistant_id": "nested", "input": INPUT, "stream_mode": "messages-tuple",
+        "stream_subgraphs": True})
+    got = events(raw)[1:]
+    assert {e["event"].partition("|")[0] for e in got} == {"messages"}
+    assert all(e["event"].startswith("messages|sub:") for e in got)
+    assert _tuple_tokens([{**e, "event": "messages"} for e in got]) == TOKENS
+    assert {e["data"][1]["graph_node"] for e in got} == {"talk"}
+
+    flat = _run(http, "nested", "messages-tuple")  # without: the subgraph's reply, whole
+    assert [(e["event"], e["data"][0]["content"]) for e in flat] == [("messages", REPLY)]
+    assert flat[0]["data"][1]["graph_node"] == "sub"
 
 
 @pytest.mark.parametrize("graph", GRAPH_IDS)
