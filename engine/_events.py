@@ -93,6 +93,14 @@ class Events:
             self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
                                    self.metadata, {"chunk": {task.name: output}}, []))
 
+    def node_replayed(self, task: Task) -> None:
+        """A task replayed from pending writes does not run: only the graph streams its update
+        (marked cached, as in `updates`), as LangGraph (issue 17)."""
+        if self.run.parent is None:
+            chunk = {task.name: task.update, "__metadata__": {"cached": True}}
+            self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
+                                   self.metadata, {"chunk": chunk}, []))
+
     def node_error(self, task: Task, error: BaseException) -> None:
         tags, metadata, parents = self._node(task)
         self._push(self._event("on_chain_error", task.name, task.id, tags, metadata,

@@ -248,23 +248,42 @@ def emit_message(
 
 
 _HANDLER_CLASS: Any = None
+_MANAGER_CLASS: Any = None
+# LangGraph runs a node as a sequence whose first step is the node's function, so LangChain
+# gives the runs it starts this (non-inherited) tag; the events mode shows it, `messages` drops
+# it with every `seq:step:*` tag, as LangGraph does.
+_NODE_TAGS = ["seq:step:1"]
 
 
-def langchain_handler(run: Any, task: Any) -> Any:
-    """A LangChain callback handler that streams chat model tokens of `task` (or None).
+def langchain_callbacks(run: Any, task: Any) -> Any:
+    """The `callbacks` of a task's config: a manager holding one token-streaming handler.
 
-    Only when langchain-core is already imported (a user's LangChain model is): graphrun never
-    imports it on its own. Subclassing LangChain's streaming marker makes `model.invoke()`
-    stream tokens internally, as it does under LangGraph.
+    None when langchain-core is not already imported (a user's LangChain model imports it):
+    graphrun never imports it on its own. A callback *manager*, not a list, because LangChain
+    merges configs as it binds them (`with_config`, `bind`, `bind_tools`: the task config
+    inherited through the context plus the same config passed explicitly): two lists are
+    concatenated, which registered this handler twice and streamed every token twice (issue
+    17); managers are merged as a union of handlers, so each LLM run reaches it exactly once,
+    as under LangGraph, whose node configs carry a manager too.
     """
     import sys
 
     if "langchain_core" not in sys.modules:
         return None
-    global _HANDLER_CLASS
+    global _HANDLER_CLASS, _MANAGER_CLASS
     if _HANDLER_CLASS is None:
+        from langchain_core.callbacks import CallbackManager
+
         _HANDLER_CLASS = _make_handler_class()
-    return _HANDLER_CLASS(run, task)
+        _MANAGER_CLASS = CallbackManager
+    handler = _HANDLER_CLASS(run, task)
+    tags = list(_NODE_TAGS)  # its own list: LangChain may add tags to a manager in place
+    return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=tags)
+
+
+def _user_tags(tags: list[str]) -> list[str]:
+    """The tags `messages` metadata shows: LangChain's `seq:step:N` bookkeeping left out."""
+    return [tag for tag in tags if not tag.startswith("seq:step")]
 
 
 def _make_handler_class() -> Any:
@@ -272,13 +291,21 @@ def _make_handler_class() -> Any:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
     class MessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
+        """Streams the tokens of the chat models a task calls, in `messages` and `events`.
+
+        Attached whenever one of those modes is on, also where nothing of it is shown (a
+        subgraph without subgraphs=True), because its presence makes LangChain stream the
+        model's answer, which shapes the message (ids, chunks) as under LangGraph.
+        """
+
         run_inline = True
 
         def __init__(self, run: Any, task: Any) -> None:
             self.run = run
             self.task = task
-            self.active: dict[Any, dict[str, Any]] = {}
-            self.names: dict[Any, str] = {}
+            self.active: dict[Any, dict[str, Any]] = {}  # run id -> `messages` metadata
+            # run id -> (name, own tags, input messages, metadata) for `events`
+            self.described: dict[Any, tuple[str, list[str], Any, dict[str, Any]]] = {}
             self.streamed: set[Any] = set()
 
         def tap_output_iter(self, run_id: Any, output: Any) -> Any:
@@ -291,27 +318,32 @@ def _make_handler_class() -> Any:
             self, serialized: Any, messages: Any, *, run_id: Any, tags: Any = None,
             metadata: Any = None, **kwargs: Any,
         ) -> None:
-            if tags and TAG_NOSTREAM in tags:
-                return
             meta = dict(metadata or {})
             meta["checkpoint_ns"] = self.task.ns.split("|")[0]
-            if tags:
-                meta["tags"] = list(tags)
+            if self.run.events is not None:  # LangGraph's metadata, the run's own tags
+                name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
+                self.described[run_id] = (name, list(tags or ()), messages, dict(meta))
+                self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
+            if tags and TAG_NOSTREAM in tags:  # kept out of `messages` only (as LangGraph)
+                return
+            shown = _user_tags(tags) if tags else None
+            if shown:
+                meta["tags"] = shown
+            meta["graph_node"] = self.task.name  # the seed's name for langgraph_node (SPEC §1)
             self.active[run_id] = meta
-            name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
-            self.names[run_id] = name
-            self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
 
         def on_llm_new_token(
             self, token: str, *, chunk: Any = None, run_id: Any, **kwargs: Any
         ) -> None:
-            meta = self.active.get(run_id)
             message = getattr(chunk, "message", None)
-            if meta is None or message is None:
+            if message is None:
                 return
-            self.streamed.add(run_id)
-            self.run.push_message(self.task, message, meta, replace=True)
-            self._event("on_chat_model_stream", run_id, {"chunk": message})
+            meta = self.active.get(run_id)
+            if meta is not None:
+                self.streamed.add(run_id)
+                self.run.push_message(self.task, message, meta, replace=True)
+            if self.run.events is not None:
+                self._event("on_chat_model_stream", run_id, {"chunk": message})
 
         def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
             meta = self.active.get(run_id)
@@ -321,25 +353,25 @@ def _make_handler_class() -> Any:
                     output = getattr(generation, "message", None)
                     if meta is not None and output is not None and run_id not in self.streamed:
                         self.run.push_message(self.task, output, meta, replace=True)
-            self._event("on_chat_model_end", run_id, {"output": output})
+            described = self.described.get(run_id)
+            if described is not None:
+                data = {"output": output, "input": {"messages": described[2]}}
+                self._event("on_chat_model_end", run_id, data)
+            self._forget(run_id)
+
+        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            self._forget(run_id)
+
+        def _forget(self, run_id: Any) -> None:
             self.active.pop(run_id, None)
-            self.names.pop(run_id, None)
+            self.described.pop(run_id, None)
             self.streamed.discard(run_id)
 
         def _event(self, kind: str, run_id: Any, data: dict[str, Any]) -> None:
             events = self.run.events
-            meta = self.active.get(run_id)
-            if events is None or meta is None:
-                return
-            tags = list(meta.get("tags", []))
-            metadata = {k: v for k, v in meta.items() if k != "tags"}
-            events.chat_model(
-                self.task, kind, self.names.get(run_id, "ChatModel"), str(run_id), data,
-                metadata, tags,
-            )
-
-        def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
-            self.active.pop(run_id, None)
-            self.streamed.discard(run_id)
+            described = self.described.get(run_id)
+            if events is not None and described is not None:
+                name, tags, _, metadata = described
+                events.chat_model(self.task, kind, name, str(run_id), data, metadata, tags)
 
     return MessagesHandler

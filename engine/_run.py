@@ -26,7 +26,7 @@ from ._context import NOTHING
 from ._events import Events
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
-from ._stream import Sink, task_payload, task_result_payload
+from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
@@ -152,11 +152,10 @@ class Run:
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
         if self.lc_callbacks:
-            from ._messages import langchain_handler
+            from ._messages import langchain_callbacks
 
-            wanted = self.want_messages or self.events is not None
-            handler = langchain_handler(self, task) if wanted else None
-            out["callbacks"] = [handler] if handler is not None else []
+            callbacks = langchain_callbacks(self, task)
+            out["callbacks"] = callbacks if callbacks is not None else []
         return out
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
@@ -185,6 +184,7 @@ class Run:
                 meta["thread_id"] = self.thread_id
             meta["ls_integration"] = "langgraph"
             meta.update(self.task_metadata(task))
+            meta["graph_node"] = task.name  # the seed's name for langgraph_node (SPEC §1)
             meta.update(metadata)
         mid = message_id(message)
         if mid is not None:
@@ -263,11 +263,11 @@ class Run:
         for task_id, channel, value in self.pending:
             if task_id == NULL_TASK_ID and channel == RESUME:
                 self.null_resume = value
+        self.emit_values()  # before the resumed checkpoint's event, as LangGraph
         if self.emits and self._wants_checkpoint_events() and self.checkpoint_config:
             self._emit_checkpoint(
                 self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1
             )
-        self.emit_values()
 
     def emit_values(self) -> None:
         """The current state as a `values` chunk (a resumed or forked run starts with it)."""
@@ -391,12 +391,12 @@ class Run:
         if not self.emits:
             return
         modes = self.sink.modes
-        if "tasks" in modes or "debug" in modes:
-            self._emit_task_result(task)
         if "updates" in modes:  # () for a subgraph that stopped on a static interrupt
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
         if interrupts and "values" in modes:
             self.sink.push((self.ns_tuple, "values", {**self.values(), "__interrupt__": interrupts}))
+        if "tasks" in modes or "debug" in modes:  # after them, as LangGraph
+            self._emit_task_result(task)
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
@@ -429,8 +429,8 @@ class Run:
             return
         self.cache.set({self._cache_key(task): (list(task.writes), task.node.cache.ttl)})
 
-    def task_started(self, task: Task) -> None:
-        if self.events is not None and task.name != START:
+    def task_started(self, task: Task, node_events: bool = True) -> None:
+        if node_events and self.events is not None and task.name != START:
             self.events.node_start(task)
         if not self.emits or task.name == START:
             return
@@ -505,7 +505,11 @@ class Run:
             self.events.graph_end(self.values(self.plan.output_keys))
 
     def output(self) -> dict[str, Any]:
-        result: dict[str, Any] = self.values(self.plan.output_keys)
+        # Stopped on an interrupt: the output has the finished siblings' writes applied (a
+        # resumed one among them), as the last `values` chunk (issue 17, as LangGraph).
+        done = [t for t in self.tasks if t.done and t.writes] if self.interrupts else None
+        keys, pending = self.plan.output_keys, pending_values(self, done) if done else None
+        result = {k: pending[k] for k in keys if k in pending} if pending else self.values(keys)
         if self.interrupts:
             result["__interrupt__"] = list(self.interrupts)
         return result
@@ -534,8 +538,12 @@ class Run:
             self.sink.push((self.ns_tuple, "debug", self._debug("task_result", payload)))
 
     def emit_cached(self, task: Task) -> None:
-        if self.emits:
-            self._emit_task_end(task)
+        """A task replayed from pending writes: its update, and no result (as LangGraph)."""
+        if self.events is not None and task.name != START:
+            self.events.node_replayed(task)
+        if self.emits and "updates" in self.sink.modes and task.name != START:
+            chunk = {task.name: task.update, "__metadata__": {"cached": True}}
+            self.sink.push((self.ns_tuple, "updates", chunk))
 
     def _debug(self, kind: str, payload: Any) -> dict[str, Any]:
         return {
@@ -642,15 +650,15 @@ class Run:
         step: int,
     ) -> None:
         next_tasks = self._prepare(self.updated, step + 1)
+        outcomes = pending_by_task(self.pending) if self.pending else {}
         payload = {
             "config": _with_ns(config, self.ns),
             "parent_config": _with_ns(parent_config, self.ns) if parent_config else None,
             "values": self.values(),
             "metadata": metadata,
             "next": [t.name for t in next_tasks],
-            "tasks": [
-                {"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in next_tasks
-            ],
+            "tasks": [checkpoint_task(t, outcomes.get(t.id), self.plan.output_keys)
+                      for t in next_tasks],
         }
         if "checkpoints" in self.sink.modes:
             self.sink.push((self.ns_tuple, "checkpoints", payload))
@@ -701,13 +709,14 @@ def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:
 class Outcome:
     """What a step's pending writes say about one task."""
 
-    __slots__ = ("writes", "finished", "error", "interrupts", "resume")
+    __slots__ = ("writes", "finished", "error", "interrupts", "raised", "resume")
 
     def __init__(self) -> None:
         self.writes: list[tuple[str, Any]] = []
         self.finished = False
         self.error: Any = None
-        self.interrupts: tuple[Interrupt, ...] = ()
+        self.interrupts: tuple[Interrupt, ...] = ()  # still waiting for an answer
+        self.raised: tuple[Interrupt, ...] = ()  # raised in the step, answered ones too
         self.resume: list[Any] = []
 
 
@@ -722,7 +731,7 @@ def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
         if channel == ERROR:
             outcome.error = value
         elif channel == INTERRUPT:
-            outcome.interrupts = tuple(value)
+            outcome.interrupts = outcome.raised = tuple(value)
         elif channel == RESUME:
             outcome.resume = list(value) if isinstance(value, list) else [value]
         else:
@@ -762,19 +771,13 @@ def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[Preg
                 id=task.id,
                 name=task.name,
                 path=task.path,
-                error=_error_repr(error) if error is not None else None,
+                error=error_repr(error) if error is not None else None,
                 interrupts=interrupts,
                 state=state,
                 result=result,
             )
         )
     return tasks, tuple(out)
-
-
-def _error_repr(value: Any) -> str:
-    if isinstance(value, dict):
-        return f"{value.get('error', 'Exception')}({value.get('message', '')!r})"
-    return str(value)
 
 
 def make_snapshot(run: Run, saved: CheckpointTuple, with_pending: bool = True) -> StateSnapshot:

@@ -20,7 +20,17 @@ import anyio.lowlevel
 if TYPE_CHECKING:
     from ._step import Task
 
-__all__ = ["Sink", "StreamItem", "Wakeup", "normalize_modes", "shape", "task_payload", "task_result_payload"]
+__all__ = [
+    "Sink",
+    "StreamItem",
+    "Wakeup",
+    "checkpoint_task",
+    "error_repr",
+    "normalize_modes",
+    "shape",
+    "task_payload",
+    "task_result_payload",
+]
 
 StreamItem = tuple[tuple[str, ...], str, Any]
 
@@ -156,3 +166,32 @@ def task_result_payload(task: Task, state_keys: frozenset[str]) -> dict[str, Any
             for i in task.interrupts
         ],
     }
+
+
+def checkpoint_task(task: Task, outcome: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """A task of a checkpoint payload (`checkpoints`, `debug`) with what the checkpoint's
+    pending writes say of it (`outcome`, when a resumed run re-emits the checkpoint): its
+    error, or the interrupts it raised (answered ones too) and, once finished, its result, as
+    LangGraph shows them (issue 17)."""
+    out: dict[str, Any] = {"id": task.id, "name": task.name}
+    if outcome is None:
+        return {**out, "interrupts": (), "state": None}
+    if outcome.error is not None:
+        return {**out, "error": error_repr(outcome.error), "state": None}
+    if outcome.finished:
+        result = {ch: v for ch, v in outcome.writes if ch in keys}
+        if result:
+            out["result"] = result
+    out["interrupts"] = tuple(
+        {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+        for i in outcome.raised
+    )
+    out["state"] = None
+    return out
+
+
+def error_repr(value: Any) -> str:
+    """A task's saved error as LangGraph shows it in snapshots and checkpoint events."""
+    if isinstance(value, dict):
+        return f"{value.get('error', 'Exception')}({value.get('message', '')!r})"
+    return str(value)

@@ -450,13 +450,20 @@ def _start(run: Run, tasks: list[Task]) -> list[Task]:
     if len(tasks) == 1 and not tasks[0].cached:
         run.task_started(tasks[0])
         return tasks
-    todo = []
-    for task in sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks:
-        if task.cached:
-            run.emit_cached(task)
-        else:
-            run.task_started(task)
-            todo.append(task)
+    ordered = sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks
+    todo = [task for task in ordered if not task.cached]
+    replayed = len(todo) < len(ordered)
+    for task in ordered:  # replayed ones are announced too, as LangGraph (issue 17)
+        run.task_started(task, node_events=not replayed)
+    if replayed:  # their updates, then the node events of the tasks that really run
+        for task in ordered:
+            if task.cached:
+                run.emit_cached(task)
+        events = run.events
+        if events is not None:
+            for task in todo:
+                if task.name != START:
+                    events.node_start(task)
     return todo
 
 

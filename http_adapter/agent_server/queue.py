@@ -217,6 +217,10 @@ class RunQueue:
         publish(run.run_id, *metadata_event(run.run_id, attempt))
         subgraphs = options["subgraphs"]
         last_values: Any = None
+        # Every interrupt of the root graph, as `invoke` returns them (issue 17): the last
+        # `values` chunk of a resume that answered one of two is the state with its write and
+        # carries none; each interrupted task's own chunk carries its own.
+        interrupts: list[Any] = []
         timeout = state.settings.run_timeout
         try:
             with active.scope:
@@ -225,6 +229,8 @@ class RunQueue:
                         ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
                         if mode == "values" and not ns:
                             last_values = item[-1]
+                            if isinstance(last_values, dict) and "__interrupt__" in last_values:
+                                interrupts.extend(last_values["__interrupt__"])
                         if mode in wanted:
                             for name, data in convert(item):
                                 publish(run.run_id, name, data)
@@ -236,7 +242,6 @@ class RunQueue:
             return Outcome("error", error=detail)
         if active.scope.cancel_called:
             return _cancelled(active.action)
-        interrupts = list((last_values or {}).get("__interrupt__", ())) if isinstance(last_values, dict) else []
         values = (
             {k: v for k, v in last_values.items() if k != "__interrupt__"}
             if isinstance(last_values, dict) else last_values

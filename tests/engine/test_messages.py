@@ -37,7 +37,11 @@ def _transcript(lib: Any, model_factory: Any, **stream_kwargs: Any) -> list[Any]
     items = g.compile(checkpointer=stream_kwargs.pop("saver", None)).stream(
         {"messages": [HumanMessage("hi", id="h1")]}, stream_mode="messages", **stream_kwargs
     )
-    return [(type(m).__name__, m.content, m.id, _strip(meta)) for m, meta in items]
+    rows = [(type(m).__name__, m.content, m.id, _strip(meta)) for m, meta in items]
+    if lib is not engine:  # graphrun adds `graph_node` (README, differences from LangGraph)
+        for *_, meta in rows:
+            meta["graph_node"] = meta["langgraph_node"]
+    return rows
 
 
 def _fake() -> GenericFakeChatModel:

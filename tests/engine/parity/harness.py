@@ -17,7 +17,16 @@ import re
 import types
 from typing import Any
 
-__all__ = ["LIBS", "Normalizer", "Transcript", "first_difference", "load_lib", "normalize"]
+__all__ = [
+    "DELIBERATE_DIFFERENCES",
+    "LIBS",
+    "Normalizer",
+    "Transcript",
+    "as_graphrun",
+    "first_difference",
+    "load_lib",
+    "normalize",
+]
 
 LIBS = ("lg", "gr")
 
@@ -146,6 +155,47 @@ class Normalizer:
 def normalize(obj: Any) -> Any:
     """Normalize one object with a fresh id table."""
     return Normalizer().norm(obj)
+
+
+# Where graphrun deliberately differs from LangGraph 1.2.22 in what a transcript shows: each one
+# is also in README's list of differences. `as_graphrun` applies them to LangGraph's transcript,
+# so the comparison still checks that graphrun shows them, exactly there and nowhere else.
+DELIBERATE_DIFFERENCES = {
+    "graph_node": "`messages` metadata also carries `graph_node`, equal to `langgraph_node` "
+    "(the seed's name for it; issue 17, SPEC §1)",
+}
+
+
+def _is_message_row(obj: Any) -> bool:
+    """A normalized `(message, metadata)` pair of the `messages` stream mode."""
+    if not (isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], dict)):
+        return False
+    message = obj[0]
+    return (
+        isinstance(message, tuple)
+        and len(message) == 3
+        and isinstance(message[0], str)
+        and message[0].endswith(("Message", "MessageChunk"))
+        and "langgraph_node" in obj[1]
+    )
+
+
+def _with_graph_node(obj: Any) -> Any:
+    if _is_message_row(obj):
+        message, meta = obj
+        return (message, {**meta, "graph_node": meta["langgraph_node"]})
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(_with_graph_node(x) for x in obj)
+    if isinstance(obj, list):
+        return [_with_graph_node(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _with_graph_node(v) for k, v in obj.items()}
+    return obj
+
+
+def as_graphrun(items: list[Any]) -> list[Any]:
+    """LangGraph's normalized transcript with graphrun's DELIBERATE_DIFFERENCES applied."""
+    return [_with_graph_node(item) for item in items]
 
 
 def _deep_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:

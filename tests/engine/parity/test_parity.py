@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import first_difference, load_lib
+from . import scenarios_llm, scenarios_resume  # noqa: F401  (they register into SCENARIOS)
+from .harness import as_graphrun, first_difference, load_lib
 from .scenarios import SCENARIOS
 
 NAMES = sorted(SCENARIOS)
@@ -27,6 +28,6 @@ def test_lg(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_parity(name: str) -> None:
-    expected = SCENARIOS[name](load_lib("lg"))
+    expected = as_graphrun(SCENARIOS[name](load_lib("lg")))
     actual = SCENARIOS[name](load_lib("gr"))
     assert actual == expected, first_difference(expected, actual)
