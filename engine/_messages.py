@@ -294,7 +294,8 @@ def _make_handler_class() -> Any:
             if tags and TAG_NOSTREAM in tags:
                 return
             meta = dict(metadata or {})
-            meta["checkpoint_ns"] = self.task.ns.split("|")[0]
+            ns = self.task.ns  # a called `@task` shows its whole namespace (issue 17)
+            meta["checkpoint_ns"] = ns if self.task.node.writer is not None else ns.split("|")[0]
             if tags:
                 meta["tags"] = list(tags)
             self.active[run_id] = meta

@@ -263,11 +263,12 @@ class Run:
         for task_id, channel, value in self.pending:
             if task_id == NULL_TASK_ID and channel == RESUME:
                 self.null_resume = value
+        self.emit_values()  # before the checkpoint it resumes from, as LangGraph
         if self.emits and self._wants_checkpoint_events() and self.checkpoint_config:
             self._emit_checkpoint(
-                self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1
+                self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1,
+                pending_by_task(self.pending),
             )
-        self.emit_values()
 
     def emit_values(self) -> None:
         """The current state as a `values` chunk (a resumed or forked run starts with it)."""
@@ -277,7 +278,8 @@ class Run:
                 self.sink.push((self.ns_tuple, "values", values))
 
     def _pending_interrupts(self) -> int:
-        return sum(len(v) for _, ch, v in self.pending if ch == INTERRUPT)
+        # by id: a `@task`'s interrupt is saved for the task and for the entrypoint calling it
+        return len({i.id for _, ch, v in self.pending if ch == INTERRUPT for i in v})
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:
@@ -391,12 +393,17 @@ class Run:
         if not self.emits:
             return
         modes = self.sink.modes
-        if "tasks" in modes or "debug" in modes:
-            self._emit_task_result(task)
+        # LangGraph's order: the interrupt in updates and values, then the task's result
         if "updates" in modes:  # () for a subgraph that stopped on a static interrupt
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
         if interrupts and "values" in modes:
-            self.sink.push((self.ns_tuple, "values", {**self.values(), "__interrupt__": interrupts}))
+            self.sink.push((self.ns_tuple, "values", self.interrupted_values(interrupts)))
+        if "tasks" in modes or "debug" in modes:
+            self._emit_task_result(task)
+
+    def interrupted_values(self, interrupts: Any) -> Any:
+        """The `values` chunk of an interrupted run: the state plus `__interrupt__`."""
+        return {**self.values(), "__interrupt__": interrupts}
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
@@ -509,6 +516,11 @@ class Run:
         if self.interrupts:
             result["__interrupt__"] = list(self.interrupts)
         return result
+
+    def snapshot_result(self, writes: list[tuple[str, Any]]) -> Any:
+        """A finished task's result as a snapshot's `PregelTask.result` shows it."""
+        keys = self.plan.state_key_set
+        return {ch: v for ch, v in writes if ch in keys}
 
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set
@@ -640,6 +652,7 @@ class Run:
         parent_config: dict[str, Any] | None,
         metadata: dict[str, Any],
         step: int,
+        outcomes: dict[str, Outcome] | None = None,
     ) -> None:
         next_tasks = self._prepare(self.updated, step + 1)
         payload = {
@@ -648,9 +661,7 @@ class Run:
             "values": self.values(),
             "metadata": metadata,
             "next": [t.name for t in next_tasks],
-            "tasks": [
-                {"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in next_tasks
-            ],
+            "tasks": [_checkpoint_task(t, (outcomes or {}).get(t.id)) for t in next_tasks],
         }
         if "checkpoints" in self.sink.modes:
             self.sink.push((self.ns_tuple, "checkpoints", payload))
@@ -658,6 +669,21 @@ class Run:
             event = self._debug("checkpoint", payload)
             event["step"] = step
             self.sink.push((self.ns_tuple, "debug", event))
+
+
+def _checkpoint_task(task: Task, outcome: Outcome | None) -> dict[str, Any]:
+    """A next task in a checkpoint event; a resumed run's shows its saved error or
+    interrupts (as LangGraph)."""
+    if outcome is not None and outcome.error is not None:
+        return {"id": task.id, "name": task.name, "error": _error_repr(outcome.error),
+                "state": None}
+    interrupts: tuple[Any, ...] = ()
+    if outcome is not None and outcome.interrupts:
+        interrupts = tuple(
+            {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+            for i in outcome.interrupts
+        )
+    return {"id": task.id, "name": task.name, "interrupts": interrupts, "state": None}
 
 
 def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
@@ -712,8 +738,8 @@ class Outcome:
 
 
 def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
-    """Group pending writes by task: a task with regular writes (or none) finished, even if
-    an older write of the same step recorded it as interrupted before a resume."""
+    """Group pending writes by task: a task with regular writes (or none) finished; an error
+    or interrupt it had before a resume stays on record (history shows both, as LangGraph)."""
     out: dict[str, Outcome] = {}
     for task_id, channel, value in pending:
         outcome = out.get(task_id)
@@ -729,9 +755,6 @@ def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
             outcome.finished = True
             if channel != NO_WRITES:
                 outcome.writes.append((channel, value))
-    for outcome in out.values():
-        if outcome.finished:
-            outcome.error, outcome.interrupts = None, ()
     return out
 
 
@@ -750,8 +773,9 @@ def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[Preg
         outcome = by_task.get(task.id, empty)
         error, interrupts, result = outcome.error, outcome.interrupts, None
         if outcome.finished:
-            result = {ch: v for ch, v in outcome.writes if ch in run.plan.state_key_set}
+            result = run.snapshot_result(outcome.writes)
             if with_pending:  # history shows the results but not applied (as LangGraph)
+                error, interrupts = None, ()  # and what happened before the task finished
                 task.writes = outcome.writes
                 task.done = True
         state = None
