@@ -79,7 +79,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
 
     def __call__(self, func: Callable[..., Any]) -> EntrypointGraph:
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
-            raise NotImplementedError("Generators are disallowed as entrypoints")
+            raise NotImplementedError("Generators are not supported in the Functional API.")
         name = func.__name__
         retry = self.retry_policy
         callee = Callee(_entry_callable(func), name)
@@ -180,12 +180,19 @@ def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
 
         async def acall(value: Any) -> Any:
             kwargs = _entry_kwargs(names) if names else {}
-            async with anyio.create_task_group() as tg:
-                token = spawner.set(tg)
-                try:
-                    return await func(value, **kwargs)
-                finally:
-                    spawner.reset(token)
+            try:
+                async with anyio.create_task_group() as tg:
+                    token = spawner.set(tg)
+                    try:
+                        return await func(value, **kwargs)
+                    finally:
+                        spawner.reset(token)
+            except BaseExceptionGroup as group:
+                # calls record their own failures, so only the body raises: unwrap it (an
+                # interrupt must reach the run as itself)
+                if len(group.exceptions) == 1:
+                    raise group.exceptions[0] from None
+                raise
 
         return acall
 
@@ -277,6 +284,14 @@ class EntrypointRun(Run):
         if is_call(task):
             self.results[task.id] = task.writes
         super().task_finished(task)
+
+    def _emit_task_end(self, task: Task) -> None:
+        if task.cached and is_call(task):  # a cache hit shows in updates only (as LangGraph)
+            if "updates" in self.sink.modes:
+                chunk = {task.name: task.update, "__metadata__": {"cached": True}}
+                self.sink.push((self.ns_tuple, "updates", chunk))
+            return
+        super()._emit_task_end(task)
 
     def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
         """A called task's interrupt is saved for its resume but shows only once, as the

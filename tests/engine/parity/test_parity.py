@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from . import scenarios_func  # noqa: F401 - registers the functional API scenarios
 from .harness import first_difference, load_lib
 from .scenarios import SCENARIOS
 
