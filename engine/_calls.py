@@ -32,7 +32,9 @@ from .types import CachePolicy, RetryPolicy
 if TYPE_CHECKING:
     from ._func import EntrypointRun
 
-__all__ = ["PREVIOUS", "RETURN", "TaskFunction", "is_call", "own_calls", "spawner", "task"]
+__all__ = [
+    "PREVIOUS", "RETURN", "AsyncioCalls", "TaskFunction", "is_call", "own_calls", "spawner", "task",
+]
 
 PREVIOUS = "__previous__"
 RETURN = "__return__"
@@ -337,6 +339,30 @@ def _settle_async(holder: Any, value: Any, error: BaseException | None) -> None:
         holder.exception()  # marks it retrieved: an unawaited failed call logs nothing
     else:
         holder.set_result(value)
+
+
+class AsyncioCalls:
+    """Where an async entrypoint's calls run on asyncio: plain tasks, which cost a third of
+    an anyio task group's `start_soon` per call. The same structure as a group: `close` waits
+    for every call, and after a failure cancels those still running (other back ends use an
+    anyio task group)."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start_soon(self, job: Callable[[], Any]) -> None:
+        self._tasks.append(self._loop.create_task(job()))
+
+    async def close(self, failed: bool) -> None:
+        pending = [t for t in self._tasks if not t.done()]
+        if not pending:
+            return
+        if failed:
+            for child in pending:
+                child.cancel()
+        with anyio.CancelScope(shield=True):  # even when cancelled: no call outlives the run
+            await asyncio.wait(pending)
 
 
 def _start_async(run: EntrypointRun, call: Task) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
-from ._calls import PREVIOUS, RETURN, is_call, own_calls, spawner
+from ._calls import PREVIOUS, RETURN, AsyncioCalls, is_call, own_calls, spawner
 from ._channels import MISSING, Ephemeral, LastValue, Topic
 from ._context import Runtime, current_scope
 from ._node import Callee
@@ -26,6 +26,7 @@ from ._plan import TASKS, NodePlan, Plan
 from ._pregel import CompiledStateGraph
 from ._run import Outcome, Run, pending_by_task
 from ._step import Task
+from ._tasks import _on_asyncio
 from .graph import NodeSpec
 from .types import END, START, CachePolicy, Interrupt, RetryPolicy
 
@@ -180,6 +181,17 @@ def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
 
         async def acall(value: Any) -> Any:
             kwargs = _entry_kwargs(names) if names else {}
+            if _on_asyncio():
+                calls = AsyncioCalls()
+                token = spawner.set(calls)
+                failed = True
+                try:
+                    result = await func(value, **kwargs)
+                    failed = False
+                    return result
+                finally:
+                    spawner.reset(token)
+                    await calls.close(failed)
             try:
                 async with anyio.create_task_group() as tg:
                     token = spawner.set(tg)
