@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import operator
 import time
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from .harness import Transcript
 from .scenarios import LAG, cfg, scenario
 
 MODES = ["updates", "values", "tasks", "checkpoints", "debug"]
+
+
+class LogState(TypedDict):
+    log: Annotated[list, operator.add]
+
 # messages metadata keys that belong to this feature (the rest is the chat model's own)
 _META = ("langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path",
          "langgraph_checkpoint_ns", "checkpoint_ns")
@@ -401,4 +407,26 @@ def func_messages(lib: Any) -> list[Any]:
                 t.add("async_updates", item)
 
     asyncio.run(main())
+    return t.items
+
+
+@scenario
+def func_entrypoint_as_node(lib: Any) -> list[Any]:
+    """An entrypoint used as a StateGraph node runs as its subgraph (namespaces, updates)."""
+    @lib.task
+    def tag(items: list) -> list:
+        return [*items, "tagged"]
+
+    @lib.entrypoint()
+    def inner(state: dict) -> dict:
+        return {"log": tag(state["log"]).result()}
+
+    builder = lib.StateGraph(LogState)
+    builder.add_node("inner", inner)
+    builder.add_edge(lib.START, "inner")
+    graph = builder.compile()
+    t = Transcript()
+    t.call("invoke", graph.invoke, {"log": ["a"]})
+    t.stream("subgraphs", graph, {"log": ["a"]}, subgraphs=True,
+             stream_mode=["updates", "values"])
     return t.items
