@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from ._func import EntrypointRun
 
 __all__ = [
-    "PREVIOUS", "RETURN", "AsyncioCalls", "TaskFunction", "is_call", "own_calls", "spawner", "task",
+    "PREVIOUS", "RETURN", "AsyncioCalls", "GroupCalls", "TaskFunction", "is_call", "own_calls",
+    "spawner", "task",
 ]
 
 PREVIOUS = "__previous__"
@@ -344,15 +345,16 @@ def _settle_async(holder: Any, value: Any, error: BaseException | None) -> None:
 class AsyncioCalls:
     """Where an async entrypoint's calls run on asyncio: plain tasks, which cost a third of
     an anyio task group's `start_soon` per call. The same structure as a group: `close` waits
-    for every call, and after a failure cancels those still running (other back ends use an
-    anyio task group)."""
+    for every call, and after a failure cancels those still running."""
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start_soon(self, job: Callable[[], Any]) -> None:
-        self._tasks.append(self._loop.create_task(job()))
+    def start(self, run: EntrypointRun, call: Task) -> Any:
+        holder = self._loop.create_future()
+        self._tasks.append(self._loop.create_task(_run_async(run, call, holder)))
+        return holder
 
     async def close(self, failed: bool) -> None:
         pending = [t for t in self._tasks if not t.done()]
@@ -365,19 +367,31 @@ class AsyncioCalls:
             await asyncio.wait(pending)
 
 
-def _start_async(run: EntrypointRun, call: Task) -> Any:
+class GroupCalls:
+    """`AsyncioCalls` on other back ends (trio): an anyio task group's tasks."""
+
+    def __init__(self, group: Any) -> None:
+        self._group = group
+
+    def start(self, run: EntrypointRun, call: Task) -> Any:
+        holder = _Awaitable()
+        self._group.start_soon(_run_async, run, call, holder)
+        return holder
+
+
+async def _run_async(run: EntrypointRun, call: Task, holder: Any) -> None:
+    """The call's task; it never raises (an interrupt is a BaseException: it travels in the
+    future, as a failure does)."""
     from ._tasks import execute_async, flush_async
 
-    group = spawner.get()
-    if group is None:
+    await execute_async(run, call)
+    await flush_async(run)
+    value, error = _outcome(call)
+    _settle_async(holder, value, error)
+
+
+def _start_async(run: EntrypointRun, call: Task) -> Any:
+    calls = spawner.get()
+    if calls is None:
         raise RuntimeError("graphrun: an async @task must be called inside an async @entrypoint")
-    holder = _new_async_future()
-
-    async def job() -> None:
-        await execute_async(run, call)
-        await flush_async(run)
-        value, error = _outcome(call)
-        _settle_async(holder, value, error)
-
-    group.start_soon(job)
-    return holder
+    return calls.start(run, call)

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
-from ._calls import PREVIOUS, RETURN, AsyncioCalls, is_call, own_calls, spawner
+from ._calls import PREVIOUS, RETURN, AsyncioCalls, GroupCalls, is_call, own_calls, spawner
 from ._channels import MISSING, Ephemeral, LastValue, Topic
 from ._context import Runtime, current_scope
 from ._node import Callee
@@ -194,7 +194,7 @@ def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
                     await calls.close(failed)
             try:
                 async with anyio.create_task_group() as tg:
-                    token = spawner.set(tg)
+                    token = spawner.set(GroupCalls(tg))
                     try:
                         return await func(value, **kwargs)
                     finally:
