@@ -59,6 +59,8 @@ class Lib:
     add_messages: Any
     get_stream_writer: Any
     savers: dict[str, Callable[[str, bool], Any]]
+    entrypoint: Any = None  # the functional API (issue 17)
+    task: Any = None
 
 
 def _graphrun() -> Lib:
@@ -87,6 +89,8 @@ def _graphrun() -> Lib:
         add_messages=engine.add_messages,
         get_stream_writer=engine.get_stream_writer,
         savers=savers,
+        entrypoint=engine.entrypoint,
+        task=engine.task,
     )
 
 
@@ -95,6 +99,7 @@ def _langgraph() -> Lib:
 
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.config import get_stream_writer
+    from langgraph.func import entrypoint, task
     from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
     from langgraph.types import Command, Send
 
@@ -125,6 +130,8 @@ def _langgraph() -> Lib:
         add_messages=add_messages,
         get_stream_writer=get_stream_writer,
         savers=savers,
+        entrypoint=entrypoint,
+        task=task,
     )
 
 

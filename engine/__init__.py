@@ -3,8 +3,10 @@
 Port a LangGraph graph by changing its imports to ``from engine import ...``.
 """
 
+from ._calls import task
 from ._context import Runtime, get_config, get_runtime, get_store, get_stream_writer, interrupt
 from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages, emit_message
+from ._func import entrypoint
 from ._pregel import CompiledStateGraph
 from .errors import (
     EmptyInputError,
@@ -56,9 +58,11 @@ __all__ = [
     "StreamWriter",
     "add_messages",
     "emit_message",
+    "entrypoint",
     "get_config",
     "get_runtime",
     "get_store",
     "get_stream_writer",
     "interrupt",
+    "task",
 ]

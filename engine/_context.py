@@ -49,7 +49,9 @@ class Runtime(Generic[ContextT]):
 class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
-    __slots__ = ("task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume")
+    __slots__ = (
+        "task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "calls"
+    )
 
     def __init__(self, task: Task, run: RunContext) -> None:
         self.task = task
@@ -59,6 +61,7 @@ class TaskScope:
         self._runtime: Runtime[Any] | None = None
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
+        self.calls = 0  # `@task` calls made so far: the index in a called task's id (issue 17)
 
     @property
     def ns(self) -> str:

@@ -319,7 +319,8 @@ def _make_handler_class() -> Any:
             metadata: Any = None, **kwargs: Any,
         ) -> None:
             meta = dict(metadata or {})
-            meta["checkpoint_ns"] = self.task.ns.split("|")[0]
+            ns = self.task.ns  # a called `@task` shows its whole namespace (issue 17)
+            meta["checkpoint_ns"] = ns if self.task.node.writer is not None else ns.split("|")[0]
             if self.run.events is not None:  # LangGraph's metadata, the run's own tags
                 name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
                 self.described[run_id] = (name, list(tags or ()), messages, dict(meta))

@@ -69,6 +69,9 @@ class NodePlan:
     # input once and hands each a shallow copy, as LangGraph does (a pydantic state is then
     # validated once per step, not once per parallel node). -1: START, never shared.
     input_group: int = -1
+    # Turns the node's return value into writes instead of reading it as a state update: an
+    # `@entrypoint` (END and `__previous__`) or a `@task` (`__return__`) node (issue 17).
+    writer: Callable[[Any], list[tuple[str, Any]]] | None = None
 
 
 @dataclasses.dataclass(slots=True)

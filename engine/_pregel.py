@@ -48,6 +48,10 @@ class CompiledStateGraph:
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"
+    # What a run of this graph is (an entrypoint's run reads its state from one channel) and
+    # which stream modes reach the caller while a step still runs (issue 17).
+    run_class: type[Run] = Run
+    live_modes: frozenset[str] = _LIVE
 
     def __init__(
         self,
@@ -106,7 +110,7 @@ class CompiledStateGraph:
         fresh = parent is not None and parent.owns_checkpoint and not scope.task.spawned
         if scope is not None:
             scope.task.spawned = True
-        run = Run(
+        run = self.run_class(
             self,
             config,
             sink=sink,
@@ -219,7 +223,7 @@ class CompiledStateGraph:
             yield from self._via_portal(value, config, modes, subgraphs, kwargs, kept)
             return
         buffer: collections.deque[Any] = collections.deque()
-        live = bool(_LIVE.intersection(modes))
+        live = bool(self.live_modes.intersection(modes))
         sink = Sink(frozenset(modes), subgraphs, buffer.append)
         run = self._new_run(config, sink, kwargs)
         if live and run.parent is None:
@@ -372,7 +376,7 @@ class CompiledStateGraph:
                 yield batch
             return
         buffer: collections.deque[Any] = collections.deque()
-        live = bool(_LIVE.intersection(modes))
+        live = bool(self.live_modes.intersection(modes))
         sink = Sink(frozenset(modes), subgraphs, buffer.append)
         run = self._new_run(config, sink, kwargs)
         if live and run.parent is None:
@@ -467,7 +471,7 @@ class CompiledStateGraph:
     ) -> StateSnapshot:
         if saved is None:
             return StateSnapshot({}, (), config, None, None, None, (), ())
-        run = Run(self, _merge(saved.config), sink=Sink(frozenset(), False, _drop))
+        run = self.run_class(self, _merge(saved.config), sink=Sink(frozenset(), False, _drop))
         run.restore(saved)
         return make_snapshot(run, saved, with_pending)
 
@@ -559,7 +563,7 @@ class CompiledStateGraph:
     ) -> dict[str, Any]:
         """Write `values` as if node `as_node` returned them; makes a `source="update"` checkpoint."""
         saver = self._require_saver()
-        run = Run(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         run.restore(saver.get_tuple(config))
         update_state_run(run, values, as_node)
         flush_sync(run)
@@ -572,7 +576,7 @@ class CompiledStateGraph:
         as_node: str | None = None,
     ) -> dict[str, Any]:
         saver = self._require_saver()
-        run = Run(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         run.restore(await saver.aget_tuple(config))
         update_state_run(run, values, as_node)
         await flush_async(run)
@@ -587,7 +591,7 @@ class CompiledStateGraph:
 
     def copy(self, *, checkpointer: Any = ..., store: Any = ...) -> CompiledStateGraph:
         """The same graph with another saver and/or store (a server attaches its own)."""
-        return CompiledStateGraph(
+        return type(self)(
             self.plan,
             builder=self.builder,
             checkpointer=self.checkpointer if checkpointer is ... else checkpointer,

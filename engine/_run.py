@@ -277,7 +277,8 @@ class Run:
                 self.sink.push((self.ns_tuple, "values", values))
 
     def _pending_interrupts(self) -> int:
-        return sum(len(v) for _, ch, v in self.pending if ch == INTERRUPT)
+        # by id: a `@task`'s interrupt is saved for the task and for the entrypoint calling it
+        return len({i.id for _, ch, v in self.pending if ch == INTERRUPT for i in v})
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:
@@ -391,12 +392,17 @@ class Run:
         if not self.emits:
             return
         modes = self.sink.modes
+        # LangGraph's order: the interrupt in updates and values, then the task's result
         if "updates" in modes:  # () for a subgraph that stopped on a static interrupt
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
         if interrupts and "values" in modes:
-            self.sink.push((self.ns_tuple, "values", {**self.values(), "__interrupt__": interrupts}))
-        if "tasks" in modes or "debug" in modes:  # after them, as LangGraph
+            self.sink.push((self.ns_tuple, "values", self.interrupted_values(interrupts)))
+        if "tasks" in modes or "debug" in modes:
             self._emit_task_result(task)
+
+    def interrupted_values(self, interrupts: Any) -> Any:
+        """The `values` chunk of an interrupted run: the state plus `__interrupt__`."""
+        return {**self.values(), "__interrupt__": interrupts}
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
@@ -513,6 +519,11 @@ class Run:
         if self.interrupts:
             result["__interrupt__"] = list(self.interrupts)
         return result
+
+    def snapshot_result(self, writes: list[tuple[str, Any]]) -> Any:
+        """A finished task's result as a snapshot's `PregelTask.result` shows it."""
+        keys = self.plan.state_key_set
+        return {ch: v for ch, v in writes if ch in keys}
 
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set
@@ -721,8 +732,8 @@ class Outcome:
 
 
 def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
-    """Group pending writes by task: a task with regular writes (or none) finished, even if
-    an older write of the same step recorded it as interrupted before a resume."""
+    """Group pending writes by task: a task with regular writes (or none) finished; an error
+    or interrupt it had before a resume stays on record (history shows both, as LangGraph)."""
     out: dict[str, Outcome] = {}
     for task_id, channel, value in pending:
         outcome = out.get(task_id)
@@ -738,9 +749,6 @@ def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
             outcome.finished = True
             if channel != NO_WRITES:
                 outcome.writes.append((channel, value))
-    for outcome in out.values():
-        if outcome.finished:
-            outcome.error, outcome.interrupts = None, ()
     return out
 
 
@@ -759,8 +767,9 @@ def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[Preg
         outcome = by_task.get(task.id, empty)
         error, interrupts, result = outcome.error, outcome.interrupts, None
         if outcome.finished:
-            result = {ch: v for ch, v in outcome.writes if ch in run.plan.state_key_set}
+            result = run.snapshot_result(outcome.writes)
             if with_pending:  # history shows the results but not applied (as LangGraph)
+                error, interrupts = None, ()  # and what happened before the task finished
                 task.writes = outcome.writes
                 task.done = True
         state = None

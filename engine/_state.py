@@ -35,8 +35,8 @@ def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
     task = Task(tid, node, None, (PULL, name), node.triggers, run.ns, (0, name))
     if isinstance(values, Command):
         task.writes = plan.command_writes(values)
-    elif name == START:
-        task.writes = plan.updates_of(values)
+    elif node.writer is not None:  # an entrypoint: the value is its return (issue 17)
+        task.writes = node.writer(values)
     else:
         task.writes = plan.updates_of(values)
     task.writes.extend(node.edge_writes)

@@ -52,6 +52,8 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
     plan = run.plan
     if task.name == START:
         writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
+    elif task.node.writer is not None:  # functional API (issue 17)
+        return task.node.writer(output)
     elif isinstance(output, Command):
         writes = _command(run, output)
     elif isinstance(output, (list, tuple)) and output and all(

@@ -29,7 +29,7 @@ from engine import (
 LANGGRAPH_NAMES = [
     "StateGraph", "START", "END", "Send", "Command", "interrupt", "get_stream_writer",
     "RetryPolicy", "GraphRecursionError", "InvalidUpdateError", "Interrupt", "add_messages",
-    "MessagesState", "get_config", "get_store", "Runtime", "CachePolicy",
+    "MessagesState", "get_config", "get_store", "Runtime", "CachePolicy", "entrypoint", "task",
 ]
 
 

@@ -38,6 +38,7 @@ _LG_IMPORTS = {
     "langgraph.config": ("get_stream_writer",),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.errors": ("GraphRecursionError", "InvalidUpdateError"),
+    "langgraph.func": ("entrypoint", "task"),
 }
 
 

@@ -1,0 +1,346 @@
+"""The functional API's `@entrypoint` (issue 17), shaped as LangGraph's `langgraph.func`.
+
+An entrypoint is a graph of one node named after the function: the node is triggered by
+`__start__` (the input), and writes its return value to `__end__` (the run's output and the
+thread's state) and what the next run of the thread receives as `previous` to `__previous__`.
+It runs on the same run core as a `StateGraph`; `EntrypointRun` only changes how the state
+reads (one channel, not a dict of keys) and how called `@task`s show (`_calls.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import threading
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+import anyio
+
+from ._calls import PREVIOUS, RETURN, AsyncioCalls, GroupCalls, is_call, own_calls, spawner
+from ._channels import MISSING, Ephemeral, LastValue, Topic
+from ._context import Runtime, current_scope
+from ._node import Callee
+from ._plan import TASKS, NodePlan, Plan
+from ._pregel import CompiledStateGraph
+from ._run import Outcome, Run, pending_by_task
+from ._step import Task
+from ._tasks import _on_asyncio
+from .graph import NodeSpec
+from .types import END, START, CachePolicy, Interrupt, RetryPolicy
+
+__all__ = ["EntrypointGraph", "EntrypointRun", "entrypoint"]
+
+ValueT = TypeVar("ValueT")
+SaveT = TypeVar("SaveT")
+
+_INJECTABLE = ("config", "writer", "store", "previous", "runtime")
+_ALL_MODES = frozenset(
+    ("values", "updates", "custom", "messages", "debug", "events", "tasks", "checkpoints")
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Final(Generic[ValueT, SaveT]):
+    """Return `value` to the caller but save `save` as the thread's next `previous`."""
+
+    value: ValueT
+    save: SaveT
+
+    def __repr__(self) -> str:
+        return f"entrypoint.final(value={self.value!r}, save={self.save!r})"
+
+
+class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointer=...)`
+    """Decorator turning a function into a runnable workflow (a one-node graph)."""
+
+    final = _Final
+
+    def __init__(
+        self,
+        checkpointer: Any = None,
+        store: Any = None,
+        cache: Any = None,
+        context_schema: Any = None,
+        cache_policy: CachePolicy | None = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        **legacy: Any,
+    ) -> None:
+        retry_policy = retry_policy or legacy.pop("retry", None)
+        context_schema = context_schema or legacy.pop("config_schema", None)
+        if legacy:
+            raise TypeError(f"entrypoint() got unexpected arguments: {sorted(legacy)}")
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.context_schema = context_schema
+        self.cache_policy = cache_policy
+        self.retry_policy = retry_policy
+
+    def __call__(self, func: Callable[..., Any]) -> EntrypointGraph:
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise NotImplementedError("Generators are not supported in the Functional API.")
+        name = func.__name__
+        retry = self.retry_policy
+        callee = Callee(_entry_callable(func), name)
+        node = NodePlan(
+            name=name,
+            callee=callee,
+            triggers=(START,),
+            reads=(START,),
+            reader=_start_value,
+            edge_writes=(),
+            branches=(),
+            retry=(retry,) if isinstance(retry, RetryPolicy) else tuple(retry or ()),
+            cache=self.cache_policy,
+            metadata={},
+            is_async=callee.is_async,
+            is_subgraph=False,
+            index=1,
+            input_group=0,
+            writer=_entry_writes,
+        )
+        plan = Plan(
+            channels={
+                START: Ephemeral(START),
+                END: LastValue(END),
+                PREVIOUS: LastValue(PREVIOUS),
+                TASKS: Topic(TASKS),
+            },
+            state_keys=(END,),
+            # `__return__` is no channel: listing it makes a called task's result show in
+            # `tasks`/`debug` payloads as `{"__return__": value}` (as LangGraph)
+            state_key_set=frozenset((END, RETURN)),
+            input_keys=(START,),
+            output_keys=(END,),
+            nodes={name: node},
+            trigger_to_nodes={START: (name,)},
+            interrupt_before=(),
+            interrupt_after=(),
+            has_async=callee.is_async,
+            state_schema=None,
+            context_schema=self.context_schema,
+            output_reader=None,
+        )
+        return EntrypointGraph(
+            plan,
+            builder=_Shape.of(func, name, self.context_schema),
+            checkpointer=self.checkpointer,
+            store=self.store,
+            cache=self.cache,
+            name="LangGraph",
+            debug=False,
+        )
+
+
+def _start_value(values: dict[str, Any]) -> Any:
+    return values.get(START)
+
+
+def _entry_writes(output: Any) -> list[tuple[str, Any]]:
+    if isinstance(output, _Final):
+        return [(END, output.value), (PREVIOUS, output.save)]
+    return [(END, output), (PREVIOUS, output)]
+
+
+def _previous(run: Run) -> Any:
+    value = run.channels[PREVIOUS].value
+    return None if value is MISSING else value
+
+
+def _entry_kwargs(names: tuple[str, ...]) -> dict[str, Any]:
+    scope = current_scope.get()
+    assert scope is not None  # the wrapper only runs as a task
+    kwargs: dict[str, Any] = {}
+    for name in names:
+        if name == "config":
+            kwargs[name] = scope.config
+        elif name == "writer":
+            kwargs[name] = scope.writer
+        elif name == "store":
+            kwargs[name] = scope.run.store
+        elif name == "previous":
+            kwargs[name] = _previous(scope.run)
+        else:
+            kwargs[name] = Runtime(
+                context=scope.run.context, store=scope.run.store, stream_writer=scope.writer,
+                previous=_previous(scope.run),
+            )
+    return kwargs
+
+
+def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
+    """The node: `func(input, **injected)`; a sync one waits for the tasks it called, an async
+    one holds the task group its tasks run in (so none outlives the entrypoint)."""
+    params = inspect.signature(func).parameters
+    if not params:
+        raise TypeError("Entrypoint function must have at least one parameter")
+    names = tuple(name for name in _INJECTABLE if name in params)
+    if inspect.iscoroutinefunction(func):
+
+        async def acall(value: Any) -> Any:
+            kwargs = _entry_kwargs(names) if names else {}
+            if _on_asyncio():
+                calls = AsyncioCalls()
+                token = spawner.set(calls)
+                failed = True
+                try:
+                    result = await func(value, **kwargs)
+                    failed = False
+                    return result
+                finally:
+                    spawner.reset(token)
+                    await calls.close(failed)
+            try:
+                async with anyio.create_task_group() as tg:
+                    token = spawner.set(GroupCalls(tg))
+                    try:
+                        return await func(value, **kwargs)
+                    finally:
+                        spawner.reset(token)
+            except BaseExceptionGroup as group:
+                # calls record their own failures, so only the body raises: unwrap it (an
+                # interrupt must reach the run as itself)
+                if len(group.exceptions) == 1:
+                    raise group.exceptions[0] from None
+                raise
+
+        return acall
+
+    def call(value: Any) -> Any:
+        kwargs = _entry_kwargs(names) if names else {}
+        with own_calls():
+            return func(value, **kwargs)
+
+    return call
+
+
+@dataclasses.dataclass(slots=True)
+class _Shape:
+    """What the drawing and the server read of a builder: `__start__ -> fn -> __end__`."""
+
+    nodes: dict[str, NodeSpec]
+    edges: list[tuple[str, str]]
+    state_schema: Any
+    input_schema: Any
+    output_schema: Any
+    context_schema: Any
+    waiting_edges: list[Any] = dataclasses.field(default_factory=list)
+    branches: dict[str, Any] = dataclasses.field(default_factory=dict)
+    fields: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, func: Callable[..., Any], name: str, context_schema: Any) -> _Shape:
+        try:
+            hints = typing.get_type_hints(func)
+        except Exception:  # unresolvable annotations: untyped
+            hints = {}
+        first = next(iter(inspect.signature(func).parameters), None)
+        output = hints.get("return", Any)
+        state = typing.TypedDict("LangGraphState", {END: output})  # type: ignore[operator]
+        return cls(
+            nodes={name: NodeSpec(name=name, action=func, destinations=(END,))},
+            edges=[(START, name)],
+            state_schema=state,
+            input_schema=_record_type(hints.get(first) if first else None),
+            output_schema=_record_type(output),
+            context_schema=context_schema,
+        )
+
+
+def _record_type(hint: Any) -> Any:
+    """A type with named fields (TypedDict, dataclass, Struct, pydantic) or None."""
+    if not isinstance(hint, type) or hint in (dict, list, str, int, float, bool):
+        return None
+    return hint if getattr(hint, "__annotations__", None) else None
+
+
+class EntrypointRun(Run):
+    """A run of an entrypoint: its state is the `__end__` channel's value (None before the
+    first return), and the `@task`s it calls are recorded as pending writes of its step."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lock = threading.Lock()  # children flush the outbox from their own threads
+        self.outcomes: dict[str, Outcome] | None = None
+        self.results: dict[str, list[tuple[str, Any]]] = {}  # calls finished in this run
+
+    def values(self, keys: tuple[str, ...] | None = None) -> Any:
+        value = self.channels[END].value
+        return None if value is MISSING else value
+
+    def output(self) -> Any:
+        if self.interrupts:
+            return self.interrupted_values(list(self.interrupts))
+        return self.values()
+
+    def interrupted_values(self, interrupts: Any) -> Any:
+        value = self.values()
+        if isinstance(value, dict):
+            return {**value, "__interrupt__": interrupts}
+        return {"__interrupt__": interrupts}
+
+    def emit_values(self) -> None:
+        if self.emits and "values" in self.sink.modes:  # None too (as LangGraph)
+            self.sink.push((self.ns_tuple, "values", self.values()))
+
+    def snapshot_result(self, writes: list[tuple[str, Any]]) -> Any:
+        return next((v for ch, v in writes if ch == END), None)
+
+    def _update_of(self, task: Task) -> Any:
+        key = RETURN if is_call(task) else END
+        return next((v for ch, v in task.writes if ch == key), None)
+
+    def task_finished(self, task: Task) -> None:
+        if is_call(task):
+            self.results[task.id] = task.writes
+        super().task_finished(task)
+
+    def _emit_task_end(self, task: Task) -> None:
+        if task.cached and is_call(task):  # a cache hit shows in updates only (as LangGraph)
+            if "updates" in self.sink.modes:
+                chunk = {task.name: task.update, "__metadata__": {"cached": True}}
+                self.sink.push((self.ns_tuple, "updates", chunk))
+            return
+        super()._emit_task_end(task)
+
+    def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
+        """A called task's interrupt is saved for its resume but shows only once, as the
+        entrypoint's (it reaches the entrypoint through the task's future)."""
+        if not is_call(task):
+            super().task_interrupted(task, interrupts)
+            return
+        from checkpoints.base import INTERRUPT, RESUME
+
+        task.interrupts = interrupts
+        task.interrupted = True
+        writes: list[tuple[str, Any]] = [(INTERRUPT, list(interrupts))]
+        if task.resume:
+            writes.append((RESUME, list(task.resume)))
+        self._put_writes(task, writes)
+
+    def saved_call(self, tid: str) -> tuple[list[tuple[str, Any]] | None, list[Any]]:
+        """A call's writes if it already finished (in this run or before a resume), else
+        None, and the resume values its interrupts were answered with."""
+        done = self.results.get(tid)
+        if done is not None:
+            return done, []
+        with self.lock:
+            if self.outcomes is None:
+                self.outcomes = pending_by_task(self.pending)
+        outcome = self.outcomes.get(tid)
+        if outcome is None:
+            return None, []
+        return (outcome.writes if outcome.finished else None), outcome.resume
+
+
+class EntrypointGraph(CompiledStateGraph):
+    """What `@entrypoint` returns: invoke, stream, state and history like a compiled graph."""
+
+    run_class = EntrypointRun
+    # Called tasks finish while the entrypoint still runs: every mode streams live.
+    live_modes = _ALL_MODES
+
+    def __repr__(self) -> str:
+        return f"<EntrypointGraph {next(iter(self.plan.nodes))!r}>"

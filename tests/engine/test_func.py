@@ -1,0 +1,213 @@
+"""The functional API (issue 17) beyond what the parity scenarios compare: durability on a real
+SQLite file, parallelism, nested calls past the pool size, trio, and graphrun's extensions."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import anyio
+import pytest
+
+from checkpoints import InMemorySaver, SqliteSaver
+from engine import START, Command, StateGraph, entrypoint, interrupt, task
+from engine._func import EntrypointGraph
+
+
+def _config(thread: str = "t") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _workflow(saver: Any, calls: list[str], broken: bool) -> Any:
+    """The same program, built twice (as two processes would) over one SQLite file."""
+
+    @task
+    def fetch(x: int) -> int:
+        calls.append("fetch")
+        return x + 1
+
+    @task
+    def publish(x: int) -> int:
+        calls.append("publish")
+        if broken:
+            raise ConnectionAbortedError("down")
+        return x * 10
+
+    @entrypoint(checkpointer=saver)
+    def flow(x: int) -> int:
+        return publish(fetch(x).result()).result()
+
+    return flow
+
+
+def test_a_new_process_resumes_without_rerunning_finished_tasks(tmp_path: Path) -> None:
+    calls: list[str] = []
+    with SqliteSaver(tmp_path / "func.db") as saver:
+        with pytest.raises(ConnectionAbortedError):
+            _workflow(saver, calls, broken=True).invoke(1, _config())
+    assert calls == ["fetch", "publish"]
+    with SqliteSaver(tmp_path / "func.db") as saver:  # as after a restart
+        flow = _workflow(saver, calls, broken=False)
+        assert flow.invoke(None, _config()) == 20
+        assert calls == ["fetch", "publish", "publish"]
+        assert flow.get_state(_config()).values == 20
+
+
+def test_sync_calls_run_in_parallel() -> None:
+    @task
+    def nap(x: int) -> int:
+        time.sleep(0.2)
+        return x
+
+    @entrypoint()
+    def flow(n: int) -> list[int]:
+        return [f.result() for f in [nap(i) for i in range(4)]]
+
+    started = time.monotonic()
+    assert flow.invoke(4) == [0, 1, 2, 3]
+    assert time.monotonic() - started < 0.6
+
+
+def test_async_calls_run_concurrently() -> None:
+    @task
+    async def nap(x: int) -> int:
+        await asyncio.sleep(0.2)
+        return x
+
+    @entrypoint()
+    async def flow(n: int) -> list[int]:
+        return list(await asyncio.gather(*[nap(i) for i in range(n)]))
+
+    started = time.monotonic()
+    assert asyncio.run(flow.ainvoke(5)) == [0, 1, 2, 3, 4]
+    assert time.monotonic() - started < 0.6
+
+
+def test_nested_calls_past_the_pool_size_do_not_deadlock() -> None:
+    """Every pool thread may be a task waiting on its own calls: those then run inline."""
+
+    @task
+    def leaf(x: int) -> int:
+        return x
+
+    @task
+    def branch(x: int) -> int:
+        parts = [leaf(x), leaf(x + 1)]
+        time.sleep(0.01)
+        return sum(p.result() for p in parts)
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def flow(n: int) -> int:
+        return sum(f.result() for f in [branch(i) for i in range(n)])
+
+    assert flow.invoke(40, _config()) == sum(2 * i + 1 for i in range(40))
+
+
+def test_an_unawaited_call_finishes_before_the_run_ends() -> None:
+    done = threading.Event()
+
+    @task
+    def side_effect(x: int) -> int:
+        time.sleep(0.05)
+        done.set()
+        return x
+
+    @entrypoint()
+    def flow(x: int) -> str:
+        side_effect(x)
+        return "returned"
+
+    chunks = list(flow.stream(1))
+    assert done.is_set()
+    assert {"side_effect": 1} in chunks and {"flow": "returned"} in chunks
+
+
+def test_interrupt_in_a_nested_task_resumes_it() -> None:
+    @task
+    def inner(x: int) -> str:
+        return f"{x}:{interrupt('inner?')}"
+
+    @task
+    def outer(x: int) -> str:
+        return inner(x).result().upper()
+
+    @entrypoint(checkpointer=InMemorySaver())
+    def flow(x: int) -> str:
+        return outer(x).result()
+
+    first = flow.invoke(7, _config())
+    assert [i.value for i in first["__interrupt__"]] == ["inner?"]
+    assert flow.invoke(Command(resume="yes"), _config()) == "7:YES"
+
+
+def test_sync_and_async_entrypoints_run_through_either_api() -> None:
+    """graphrun extension: LangGraph cannot `invoke` an async entrypoint (no sync function)."""
+
+    @entrypoint()
+    async def aflow(x: int) -> int:
+        return x + 1
+
+    @entrypoint()
+    def sflow(x: int) -> int:
+        return x + 2
+
+    assert aflow.invoke(1) == 2
+    assert asyncio.run(sflow.ainvoke(1)) == 3
+
+
+def test_copy_keeps_an_entrypoint() -> None:
+    @entrypoint()
+    def flow(x: int) -> int:
+        return x
+
+    saver = InMemorySaver()
+    copied = flow.copy(checkpointer=saver)
+    assert isinstance(copied, EntrypointGraph) and copied.checkpointer is saver
+    assert copied.invoke(3, _config()) == 3 and copied.get_state(_config()).values == 3
+
+
+def test_a_task_inside_a_state_graph_node_is_refused() -> None:
+    """A documented difference: tasks run inside entrypoints only."""
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    @task
+    def step(x: int) -> int:
+        return x
+
+    def node(state: S) -> dict[str, Any]:
+        return {"log": [step(1).result()]}
+
+    builder = StateGraph(S)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    with pytest.raises(RuntimeError, match="only be called inside an @entrypoint"):
+        builder.compile().invoke({"log": []})
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_async_calls_on_trio(anyio_backend: str) -> None:
+    pytest.importorskip("trio")
+
+    @task
+    async def double(x: int) -> int:
+        await anyio.sleep(0.01)
+        return x * 2
+
+    @task
+    def inc(x: int) -> int:
+        return x + 1
+
+    @entrypoint(checkpointer=InMemorySaver())
+    async def flow(n: int) -> list[int]:
+        calls = [double(i) for i in range(n)]
+        return [await c for c in calls] + [await inc(n)]
+
+    chunks = [c async for c in flow.astream(3, _config(), stream_mode="updates")]
+    assert chunks[-1] == {"flow": [0, 2, 4, 4]}
+    assert sorted(next(iter(c)) for c in chunks[:-1]) == ["double"] * 3 + ["inc"]
