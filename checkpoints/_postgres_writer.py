@@ -1,0 +1,98 @@
+"""The PostgreSQL saver's writer: the SQLite writer's queue, one statement per commit.
+
+Ordering, group commit, lingering and backpressure are the SQLite `Writer`'s (one queue, one
+connection); only how a batch reaches the database differs. Whatever piled up is sent as ONE
+statement (data-modifying CTEs over ``unnest``ed arrays): one round trip, atomic on its own, so
+no BEGIN/COMMIT. A batch with a maintenance task (delete, copy, prune) runs in a transaction.
+
+Rows of one batch are merged first, because one ``INSERT ... ON CONFLICT DO UPDATE`` may not
+touch a row twice: a checkpoint or blob put again replaces the earlier one (as SQLite's INSERT OR
+REPLACE), a regular write keeps the first (a retried task saves the same writes), a special
+channel's write (negative idx) replaces it in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+from ._sqlite_writer import Job, Rows, Writer
+
+__all__ = ["PgWriter", "insert_rows"]
+
+_PUT = """WITH
+b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, value)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[])
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET value = excluded.value),
+c AS (INSERT INTO checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+    SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[],
+        $11::bytea[])
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+        parent_checkpoint_id = excluded.parent_checkpoint_id,
+        checkpoint = excluded.checkpoint, metadata = excluded.metadata)
+INSERT INTO checkpoint_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
+SELECT t, n, c, k, i, ch, v, p FROM unnest($12::text[], $13::text[], $14::text[], $15::text[],
+    $16::int[], $17::text[], $18::bytea[], $19::text[]) WITH ORDINALITY AS u(t, n, c, k, i, ch, v,
+    p, o)
+ORDER BY o
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel, value = excluded.value, task_path = excluded.task_path
+    WHERE excluded.idx < 0"""
+
+
+def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """Rows to one list per column (what ``unnest`` takes)."""
+    if not rows:
+        return [[] for _ in range(width)]
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _merged(rows: Rows) -> list[list[Any]]:
+    """The statement's 19 array parameters, each row at most once (see the module docstring)."""
+    # Versions are stored as text (`_postgres_schema`).
+    blobs = {(t, n, ch, str(v)): (t, n, ch, str(v), b) for t, n, ch, v, b in rows.blobs}
+    checkpoints = {r[:3]: r for r in rows.checkpoints}
+    writes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for row in rows.writes:
+        key = row[:5]
+        if row[4] < 0 or key not in writes:
+            writes[key] = row
+    return [
+        *_columns(list(blobs.values()), 5),
+        *_columns(list(checkpoints.values()), 6),
+        *_columns(list(writes.values()), 8),
+    ]
+
+
+async def insert_rows(conn: asyncpg.Connection, rows: Rows) -> None:
+    """Every row in one statement (a no-op for none)."""
+    if rows.blobs or rows.checkpoints or rows.writes:
+        await conn.execute(_PUT, *_merged(rows))
+
+
+class PgWriter(Writer):
+    """`Writer` whose commit is one `insert_rows` statement, or a transaction with tasks."""
+
+    async def _apply(self, jobs: list[Job]) -> None:
+        if all(job.rows is None and job.task is None for job in jobs):
+            return  # only barriers
+        conn = self._conn
+        rows = Rows()
+        if all(job.task is None for job in jobs):
+            for job in jobs:
+                if job.rows is not None:
+                    rows.extend(job.rows)
+            await insert_rows(conn, rows)  # type: ignore[arg-type]
+            return
+        async with conn.transaction():  # type: ignore[attr-defined]
+            for job in jobs:
+                if job.rows is not None:
+                    rows.extend(job.rows)
+                if job.task is not None:  # runs after the inserts handed over before it
+                    await insert_rows(conn, rows)  # type: ignore[arg-type]
+                    rows = Rows()
+                    await job.task(conn)
+            await insert_rows(conn, rows)  # type: ignore[arg-type]

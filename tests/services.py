@@ -1,0 +1,248 @@
+"""Real PostgreSQL and Redis servers for tests and benchmarks (issue 19), nothing global.
+
+Each server runs from Debian's packages (``postgresql``, ``redis-server``) in a temporary
+directory on a free loopback port and is stopped at the end. PostgreSQL refuses to run as root,
+so when we are root its commands run as the ``postgres`` user (``runuser``) on a data directory
+that user owns.
+
+Use in a conftest::
+
+    from tests.services import pg_cluster, pg_url, redis_url  # noqa: F401 (fixtures)
+
+`pg_cluster` is one cluster per test session; `pg_url` is a fresh database per test (copied from
+an empty template, a few ms). In CI (``CI=true``) a missing binary fails the test instead of
+skipping it. Benchmarks use `PostgresServer` / `RedisServer` directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+__all__ = [
+    "PostgresServer",
+    "RedisServer",
+    "ServiceMissing",
+    "pg_cluster",
+    "pg_url",
+    "redis_server",
+    "redis_url",
+]
+
+_START_TIMEOUT = 30.0
+
+
+class ServiceMissing(RuntimeError):
+    """The server's binaries are not installed."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pg_bin() -> Path:
+    """The newest installed PostgreSQL's bin directory (Debian keeps them per version)."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    if initdb is None:
+        raise ServiceMissing("PostgreSQL is not installed (apt-get install postgresql)")
+    return Path(initdb).parent
+
+
+def _as_postgres() -> list[str]:
+    """The prefix that runs a command as the `postgres` user when we are root."""
+    if os.geteuid() != 0:
+        return []
+    return ["runuser", "-u", "postgres", "--"]
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster: trust auth, no fsync, socket and data in a temp dir."""
+
+    def __init__(self) -> None:
+        self.bin = _pg_bin()
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="graphrun-pg-"))
+        self.data = self.root / "data"
+        self.socket_dir = self.root / "sock"
+        self._names = itertools.count()
+        self._started = False
+
+    @property
+    def dsn(self) -> str:
+        return self.url("postgres")
+
+    def url(self, database: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, *args: str) -> None:
+        subprocess.run(
+            [*_as_postgres(), *args], check=True, capture_output=True, timeout=_START_TIMEOUT
+        )
+
+    def start(self) -> PostgresServer:
+        os.chmod(self.root, 0o755)
+        self.socket_dir.mkdir()
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres")
+            shutil.chown(self.socket_dir, "postgres")
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U",
+                  "postgres", "--no-sync", "-E", "UTF8", "--locale", "C")
+        options = (
+            f"-p {self.port} -k {self.socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w",
+                  "-l", str(self.root / "log"), "start")
+        self._started = True
+        # The template every test database is copied from (`new_database`).
+        self.sql("CREATE DATABASE graphrun_template")
+        return self
+
+    def sql(self, statement: str, database: str = "postgres") -> None:
+        """Run one statement through psql on the Unix socket."""
+        self._run(str(self.bin / "psql"), "-h", str(self.socket_dir), "-p", str(self.port),
+                  "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-qc", statement)
+
+    def new_database(self) -> str:
+        """A fresh empty database; returns its URL."""
+        name = f"t{os.getpid()}_{next(self._names)}"
+        self.sql(f"CREATE DATABASE {name} TEMPLATE graphrun_template")
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self._started:
+            with contextlib.suppress(subprocess.SubprocessError):
+                self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+                          "-w", "stop")
+            self._started = False
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PostgresServer:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class RedisServer:
+    """A throwaway redis-server: no persistence, loopback only, daemonized with a pid file."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise ServiceMissing("redis-server is not installed (apt-get install redis-server)")
+        self.binary = binary
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="graphrun-redis-"))
+        self.pidfile = self.root / "redis.pid"
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        subprocess.run(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "yes", "--pidfile", str(self.pidfile),
+             "--dir", str(self.root), "--logfile", str(self.root / "log")],
+            check=True, capture_output=True, timeout=_START_TIMEOUT,
+        )
+        deadline = time.monotonic() + _START_TIMEOUT
+        while not self._answers():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"redis-server on port {self.port} did not start")
+            time.sleep(0.02)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(self.pidfile.read_text().strip()), 15)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> RedisServer:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+# --- pytest fixtures ------------------------------------------------------------------------------
+
+
+def _unavailable(error: Exception) -> None:
+    """In CI a missing server is a failure; locally the test is skipped with the reason."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{error} (CI must provide it)")
+    pytest.skip(str(error))
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the whole test session."""
+    try:
+        server = PostgresServer()
+    except ServiceMissing as error:
+        _unavailable(error)
+    with server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PostgresServer) -> str:
+    """A fresh, empty database of the session's cluster."""
+    return pg_cluster.new_database()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One redis-server for the whole test session (for the server back end, issue 19)."""
+    try:
+        server = RedisServer()
+    except ServiceMissing as error:
+        _unavailable(error)
+    with server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """The session's Redis, emptied after the test."""
+    yield redis_server.url
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=5) as sock:
+        sock.sendall(b"FLUSHALL\r\n")
+        sock.recv(16)
