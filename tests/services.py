@@ -34,8 +34,10 @@ __all__ = [
     "PostgresServer",
     "RedisServer",
     "ServiceMissing",
+    "free_port",
     "pg_cluster",
     "pg_url",
+    "postgres_bin",
     "redis_server",
     "redis_url",
 ]
@@ -53,7 +55,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _pg_bin() -> Path:
+def postgres_bin() -> Path:
     """The newest installed PostgreSQL's bin directory (Debian keeps them per version)."""
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
@@ -78,7 +80,7 @@ class PostgresServer:
     """A throwaway PostgreSQL cluster: trust auth, no fsync, socket and data in a temp dir."""
 
     def __init__(self) -> None:
-        self.bin = _pg_bin()
+        self.bin = postgres_bin()
         self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="graphrun-pg-"))
         self.data = self.root / "data"
