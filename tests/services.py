@@ -5,13 +5,11 @@ directory on a free loopback port and is stopped at the end. PostgreSQL refuses 
 so when we are root its commands run as the ``postgres`` user (``runuser``) on a data directory
 that user owns.
 
-Use in a conftest::
-
-    from tests.services import pg_cluster, pg_url, redis_url  # noqa: F401 (fixtures)
-
-`pg_cluster` is one cluster per test session; `pg_url` is a fresh database per test (copied from
-an empty template, a few ms). In CI (``CI=true``) a missing binary fails the test instead of
-skipping it. Benchmarks use `PostgresServer` / `RedisServer` directly.
+tests/conftest.py imports the fixtures, so every test may ask for them. `pg_cluster` is one
+cluster per test session; `pg_url` an empty database for one test (copied from an empty
+template, or a used one emptied: ~25 ms instead of ~250). `redis_url` is the session's Redis,
+flushed after each test. In CI (``CI=true``) a missing binary fails the test instead of skipping
+it. Benchmarks use `PostgresServer` / `RedisServer` directly.
 """
 
 from __future__ import annotations
