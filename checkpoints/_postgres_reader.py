@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 
 from ._common import matches_filter
+from ._postgres_writer import LOST
 from ._sqlite_reader import Found, Reader
 from ._sqlite_writer import Writer
 from .base import CheckpointTuple, get_checkpoint_id
@@ -45,6 +46,13 @@ class PgReader(Reader):
         super().__init__(pool, writer, serde)  # type: ignore[arg-type]
         self._pool = pool
 
+    async def _fetch(self, sql: str, *args: Any) -> list[Any]:
+        try:
+            return await self._pool.fetch(sql, *args)
+        except LOST:  # a pooled connection the server dropped: the pool replaces them all
+            await self._pool.expire_connections()  # the others were likely dropped too
+            return await self._pool.fetch(sql, *args)
+
     async def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         await self._settle()
         conf = config["configurable"]
@@ -53,7 +61,7 @@ class PgReader(Reader):
         if checkpoint_id := get_checkpoint_id(config):
             sql += " AND checkpoint_id = $3"
             params.append(checkpoint_id)
-        rows = await self._pool.fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
+        rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
         found = [self._found(tuple(row)) for row in rows]
         return (await self.hydrate(found))[0] if found else None
 
@@ -70,7 +78,7 @@ class PgReader(Reader):
         if limit is not None and not filter:
             params.append(limit)
             sql += f" LIMIT ${len(params)}"
-        rows = await self._pool.fetch(sql, *params)
+        rows = await self._fetch(sql, *params)
         found = [self._found(tuple(row)) for row in rows]
         found = [f for f in found if matches_filter(f.metadata, filter)]
         return found if limit is None else found[:limit]
@@ -79,7 +87,7 @@ class PgReader(Reader):
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
     ) -> dict[_BlobKey, bytes | None]:
         named = {(ch, str(v)): v for ch, v in pairs}
-        rows = await self._pool.fetch(
+        rows = await self._fetch(
             _BLOBS, thread_id, ns, [ch for ch, _ in named], [v for _, v in named]
         )
         return {(thread_id, ns, ch, named[(ch, v)]): value for ch, v, value in rows}
@@ -88,7 +96,7 @@ class PgReader(Reader):
         self, thread_id: str, ns: str, ids: list[str]
     ) -> dict[tuple[str, str, str], list[tuple[str, str, bytes]]]:
         loaded: dict[tuple[str, str, str], list[tuple[str, str, bytes]]] = {}
-        for cid, task_id, ch, value in await self._pool.fetch(_WRITES, thread_id, ns, ids):
+        for cid, task_id, ch, value in await self._fetch(_WRITES, thread_id, ns, ids):
             loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
         return loaded
 

@@ -13,13 +13,24 @@ channel's write (negative idx) replaces it in place.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 
 from ._sqlite_writer import _LINGERING, Job, Rows, Writer
 
-__all__ = ["EAGER", "PgWriter", "insert_rows"]
+__all__ = ["EAGER", "LOST", "PgWriter", "insert_rows"]
+
+# What the next statement on a connection the server dropped (a restart, a proxy, or
+# pg_terminate_backend) raises, depending on when asyncpg noticed.
+LOST = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
 
 # Background changes queued before a lingering commit starts at once. A commit here runs in
 # the server process, in parallel with the graph (a SQLite commit needs this process), so
@@ -80,7 +91,26 @@ async def insert_rows(conn: asyncpg.Connection, rows: Rows) -> None:
 
 
 class PgWriter(Writer):
-    """`Writer` whose commit is one `insert_rows` statement, or a transaction with tasks."""
+    """`Writer` whose commit is one `insert_rows` statement, or a transaction with tasks.
+
+    A commit that finds its connection gone (the server restarted, a proxy dropped it) opens a
+    new one with `reconnect` and runs once more: every statement here is an upsert or a delete,
+    so running one again after a commit whose reply was lost stores the same rows.
+    """
+
+    def __init__(
+        self,
+        conn: asyncpg.Connection,
+        loop_thread: Any,
+        reconnect: Callable[[], Awaitable[asyncpg.Connection]],
+        on_error: Callable[[], object] | None = None,
+    ) -> None:
+        super().__init__(conn, loop_thread, on_error=on_error)  # type: ignore[arg-type]
+        self._reconnect = reconnect
+
+    @property
+    def connection(self) -> asyncpg.Connection:
+        return self._conn  # type: ignore[return-value]
 
     def submit(self, job: Job) -> None:
         super().submit(job)
@@ -92,20 +122,29 @@ class PgWriter(Writer):
     async def _apply(self, jobs: list[Job]) -> None:
         if all(job.rows is None and job.task is None for job in jobs):
             return  # only barriers
-        conn = self._conn
+        try:
+            await self._apply_on(self.connection, jobs)
+        except Exception as error:
+            if not (self.connection.is_closed() or isinstance(error, LOST)):
+                raise  # the data or the statement was refused: not a lost connection
+            self.connection.terminate()
+            self._conn = await self._reconnect()  # type: ignore[assignment]
+            await self._apply_on(self.connection, jobs)
+
+    async def _apply_on(self, conn: asyncpg.Connection, jobs: list[Job]) -> None:
         rows = Rows()
         if all(job.task is None for job in jobs):
             for job in jobs:
                 if job.rows is not None:
                     rows.extend(job.rows)
-            await insert_rows(conn, rows)  # type: ignore[arg-type]
+            await insert_rows(conn, rows)
             return
-        async with conn.transaction():  # type: ignore[attr-defined]
+        async with conn.transaction():
             for job in jobs:
                 if job.rows is not None:
                     rows.extend(job.rows)
                 if job.task is not None:  # runs after the inserts handed over before it
-                    await insert_rows(conn, rows)  # type: ignore[arg-type]
+                    await insert_rows(conn, rows)
                     rows = Rows()
                     await job.task(conn)
-            await insert_rows(conn, rows)  # type: ignore[arg-type]
+            await insert_rows(conn, rows)

@@ -54,7 +54,7 @@ class _Backend:
         self._closed = False
         options = connect_options(prepared_statements)
         try:
-            self.conn, self.pool, self.writer = self.loop_thread.run(
+            self.pool, self.writer = self.loop_thread.run(
                 self._open(url, pool_size, options)
             )
         except BaseException:
@@ -67,7 +67,7 @@ class _Backend:
 
     async def _open(
         self, url: str, pool_size: int, options: dict[str, Any]
-    ) -> tuple[asyncpg.Connection, asyncpg.Pool, PgWriter]:
+    ) -> tuple[asyncpg.Pool, PgWriter]:
         conn = await asyncpg.connect(url, **options)
         try:
             await migrate(conn, SAVER_COMPONENT, SAVER_MIGRATIONS)
@@ -76,9 +76,12 @@ class _Backend:
             await conn.close()
             raise
         writer = PgWriter(
-            conn, self.loop_thread, on_error=self.lineage.clear  # type: ignore[arg-type]
+            conn,
+            self.loop_thread,
+            reconnect=lambda: asyncpg.connect(url, **options),
+            on_error=self.lineage.clear,
         )
-        return conn, pool, writer
+        return pool, writer
 
     def _begin_close(self) -> bool:
         with self._lock:
@@ -90,7 +93,7 @@ class _Backend:
             await self.writer.close()
         finally:
             await self.pool.close()
-            await self.conn.close()
+            await self.writer.connection.close()
         error = self.writer.take_error()
         if error is not None:
             raise error

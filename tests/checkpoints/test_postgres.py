@@ -12,6 +12,7 @@ import operator
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -121,7 +122,7 @@ def test_reopening_keeps_data_and_migrates_nothing(pg_url: str) -> None:
 
 def named_statements(saver: PostgresSaver) -> int:
     """Named prepared statements on the saver's writer connection (PgBouncer's trouble)."""
-    conn = saver._backend.conn
+    conn = saver._backend.writer.connection
     sql = "SELECT count(*) FROM pg_prepared_statements"
     return int(saver._loop_thread.run(conn.fetchval(sql)))
 
@@ -134,6 +135,24 @@ def test_prepared_statements_can_be_switched_off(pg_url: str, prepared: bool) ->
         found = saver.get_tuple(thread_config("t"))
         assert found is not None and found.pending_writes == [("task", "a", 1)]
         assert (named_statements(saver) > 0) is prepared
+
+
+def test_savers_reconnect_after_the_server_drops_their_connections(pg_url: str) -> None:
+    terminate = (
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+    with PostgresSaver(pg_url) as saver:
+        first = saver.put(thread_config("t"), empty_checkpoint(), {"source": "input"}, {})
+        assert saver.get_tuple(thread_config("t")) is not None
+        assert query(pg_url, terminate)[0][0] >= 2  # the writer's and the pool's
+        second = saver.put(first, empty_checkpoint(), {"source": "loop"}, {})
+        assert [t.config for t in saver.list(thread_config("t"))] == [second, first]
+        saver.put_writes_nowait(second, [("a", 1)], "task")
+        query(pg_url, terminate)
+        saver.flush()
+        found = saver.get_tuple(thread_config("t"))
+        assert found is not None and found.pending_writes == [("task", "a", 1)]
 
 
 def test_store_without_prepared_statements(pg_url: str) -> None:
@@ -250,6 +269,7 @@ def test_a_killed_step_resumes_without_rerunning_finished_tasks(
             ),
             process,
         )
+    settle(pg_url)
     (workdir / "release").touch()
     with PostgresSaver(pg_url) as saver:
         graph = graphs.parallel_graph(workdir).compile(checkpointer=saver)
@@ -274,6 +294,7 @@ def test_a_kill_during_a_long_series_leaves_only_whole_checkpoints(
 ) -> None:
     with child("series", pg_url, tmp_path, "async") as process:  # type: ignore[arg-type]
         wait_until(lambda: _count(pg_url, "SELECT count(*) FROM checkpoints") >= 40, process)
+    settle(pg_url)
     (tmp_path / "stop").touch()
     with PostgresSaver(pg_url) as saver:
         graph = graphs.series_graph(tmp_path).compile(checkpointer=saver)
@@ -289,6 +310,18 @@ def test_a_kill_during_a_long_series_leaves_only_whole_checkpoints(
         result = graph.invoke(None, {**THREAD, "recursion_limit": graphs.SERIES_LIMIT})
         assert result["n"] == last
         assert result["trail"] == list(range(1, last + 1))
+
+
+def settle(url: str) -> None:
+    """Wait until the killed child's sessions are gone. A statement it sent before dying still
+    runs to its end (the server sees the client gone only when it replies), so what is
+    committed is known only then."""
+    sql = (
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid()"
+    )
+    while int(query(url, sql)[0][0]):
+        time.sleep(0.01)
 
 
 def _count(url: str, sql: str) -> int:
