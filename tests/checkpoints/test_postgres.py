@@ -241,6 +241,56 @@ def test_threads_in_parallel_share_one_saver(pg_url: str) -> None:
             assert newest.count(str(n)) == 5 and newest.count("draft") == 5
 
 
+@pytest.mark.anyio
+async def test_concurrent_async_runs_share_one_saver(pg_url: str) -> None:
+    async with PostgresSaver(pg_url, pool_size=2) as saver:  # more runs than read connections
+        graph = review_graph(saver)
+        configs = [{"configurable": {"thread_id": f"a{n}"}} for n in range(20)]
+        inputs = [{"messages": [c["configurable"]["thread_id"]]} for c in configs]
+        await asyncio.gather(*map(graph.ainvoke, inputs, configs))
+        states = await asyncio.gather(*(graph.aget_state(c) for c in configs))
+        for config, state in zip(configs, states, strict=True):
+            assert state.values == {"messages": [config["configurable"]["thread_id"], "draft"]}
+            assert state.next == ("review",)
+
+
+_WRITER = """
+import sys
+from checkpoints import PostgresSaver
+from tests.checkpoints.test_postgres import review_graph
+
+url, name = sys.argv[1], sys.argv[2]
+with PostgresSaver(url) as saver:
+    graph = review_graph(saver)
+    for n in range(10):
+        graph.invoke({"messages": [name]}, {"configurable": {"thread_id": f"{name}-{n}"}})
+"""
+
+
+def test_processes_write_one_database_at_once(pg_url: str) -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, pg_url, f"host{i}"],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=50)
+        assert proc.returncode == 0, err
+    with PostgresSaver(pg_url) as saver:
+        threads = {t.config["configurable"]["thread_id"] for t in saver.list(None)}
+        assert threads == {f"host{i}-{n}" for i in range(3) for n in range(10)}
+        for thread in threads:
+            history = list(saver.list(thread_config(thread)))
+            assert [t.metadata["step"] for t in history] == [1, 0, -1]
+            assert history[0].checkpoint["channel_values"]["messages"] == [
+                thread.split("-")[0], "draft"
+            ]
+
+
 def test_two_stores_on_one_database_see_each_other(pg_url: str) -> None:
     with PostgresStore(pg_url) as one, PostgresStore(pg_url) as two:
         one.put(("users", "a"), "k", {"v": 1})
