@@ -1,7 +1,8 @@
 """Checkpoint savers: the protocol, in-memory, SQLite and PostgreSQL back ends, the serializer.
 
-`PostgresSaver` is imported on first use: it needs the ``postgres`` extra (asyncpg), and the
-default install stays SQLite-only (issue 19).
+`PostgresSaver` is imported on first use (``from checkpoints import PostgresSaver``): it needs
+the ``postgres`` extra (asyncpg), and the default install stays SQLite-only (issue 19). It is
+left out of `__all__` so that a star import works without the extra.
 """
 
 from typing import Any
@@ -22,7 +23,6 @@ __all__ = [
     "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",
-    "PostgresSaver",
     "SchemaError",
     "SerializationError",
     "Serializer",

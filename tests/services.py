@@ -222,7 +222,7 @@ class RedisServer:
         self.stop()
 
 
-# --- pytest fixtures ------------------------------------------------------------------------------
+# --- pytest fixtures ---------------------------------------------------------------------------
 
 
 def _unavailable(error: Exception) -> None:

@@ -2,7 +2,8 @@
 
 Compatible with LangGraph's `langgraph.store` API: `BaseStore` with sync and async methods,
 `InMemoryStore`, a SQLite and a PostgreSQL store, all with TTL and optional semantic search.
-`PostgresStore` is imported on first use (it needs the ``postgres`` extra, issue 19).
+`PostgresStore` is imported on first use (it needs the ``postgres`` extra, issue 19), and left
+out of `__all__` so that a star import works without it.
 """
 
 from typing import Any
@@ -41,7 +42,6 @@ __all__ = [
     "NamespacePath",
     "NotProvided",
     "Op",
-    "PostgresStore",
     "PutOp",
     "Result",
     "SearchItem",
