@@ -16,6 +16,7 @@ Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ except ImportError as error:  # pragma: no cover - exercised without the extra i
 
 from .._loop_thread import LoopThread
 from .._postgres_schema import connect_options, migrate
+from .._postgres_writer import LOST
 from ._core import Row
 from ._embed import Vector, from_blob, to_blob
 from ._rowstore import RowStore
@@ -112,9 +114,9 @@ class PostgresStore(RowStore):
         self.url = url
         self._lock = threading.Lock()
         self._loop_thread: LoopThread | None = LoopThread(name="graphrun-postgres-store")
+        self._options = connect_options(prepared_statements)
         try:
-            options = connect_options(prepared_statements)
-            self._conn: asyncpg.Connection = self._run(asyncpg.connect(url, **options))
+            self._conn: asyncpg.Connection = self._run(asyncpg.connect(url, **self._options))
             self.setup()
         except BaseException:
             self.close()
@@ -147,14 +149,24 @@ class PostgresStore(RowStore):
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[None]:
         with self._lock:
-            # READ COMMITTED, as a SQLite reader sees; a batch is still all or nothing.
-            self._run(self._conn.execute("BEGIN"))
+            self._begin()
             try:
                 yield
             except BaseException:
-                self._run(self._conn.execute("ROLLBACK"))
+                with contextlib.suppress(*LOST):  # a lost connection rolled back already
+                    self._run(self._conn.execute("ROLLBACK"))
                 raise
             self._run(self._conn.execute("COMMIT"))
+
+    def _begin(self) -> None:
+        """BEGIN (READ COMMITTED; a batch is still all or nothing), on a new connection if the
+        server dropped the last one (a restart, a proxy): nothing of a batch ran before it."""
+        try:
+            self._run(self._conn.execute("BEGIN"))
+        except LOST:
+            self._conn.terminate()
+            self._conn = self._run(asyncpg.connect(self.url, **self._options))
+            self._run(self._conn.execute("BEGIN"))
 
     async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(fn, *args)

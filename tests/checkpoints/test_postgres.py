@@ -155,6 +155,18 @@ def test_savers_reconnect_after_the_server_drops_their_connections(pg_url: str) 
         assert found is not None and found.pending_writes == [("task", "a", 1)]
 
 
+def test_the_store_reconnects_after_the_server_drops_its_connection(pg_url: str) -> None:
+    with PostgresStore(pg_url) as store:
+        store.put(("a",), "k", {"v": 1})
+        query(
+            pg_url,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        store.put(("a",), "k2", {"v": 2})
+        assert [item.key for item in store.search(("a",))] == ["k2", "k"]
+
+
 def test_store_without_prepared_statements(pg_url: str) -> None:
     with PostgresStore(pg_url, prepared_statements=False) as store:
         store.put(("a",), "k", {"v": 1})
