@@ -21,12 +21,13 @@ import asyncpg
 
 from ._schema_versions import SchemaError
 
-__all__ = ["LOCK_KEY", "SAVER_COMPONENT", "SAVER_MIGRATIONS", "connect_options", "migrate"]
+__all__ = ["LOCK_KEY", "MIN_SERVER", "SAVER_COMPONENT", "SAVER_MIGRATIONS", "connect_options", "migrate"]
 
 # pg_advisory_xact_lock key shared by every graphrun migration ("graphrun" as 8 ASCII bytes).
 LOCK_KEY = int.from_bytes(b"graphrun", "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 _TABLE = "graphrun_schema"
+MIN_SERVER = 14  # issue 19; the SQL itself needs 10 (identity columns), tests run on 15
 
 SAVER_COMPONENT = "checkpoints"
 
@@ -78,6 +79,12 @@ async def migrate(
     conn: asyncpg.Connection, component: str, migrations: Sequence[Sequence[str]]
 ) -> int:
     """Bring `component` up to ``len(migrations)``; returns the version found before."""
+    server = conn.get_server_version()
+    if server.major < MIN_SERVER:
+        raise SchemaError(
+            f"graphrun needs PostgreSQL {MIN_SERVER} or newer; the server runs "
+            f"{server.major}.{server.minor}"
+        )
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
         await conn.execute(

@@ -32,10 +32,10 @@ LOST = (
     OSError,
 )
 
-# Background changes queued before a lingering commit starts at once. A commit here runs in
-# the server process, in parallel with the graph (a SQLite commit needs this process), so
-# starting early overlaps it with the next steps instead of leaving it all to the final flush:
-# a 100-step chain otherwise finishes inside one `LINGER` and then waits ~3 ms for its commit.
+# Background changes queued before a lingering commit starts at once. The inserts run in the
+# server process, which can work beside the graph (a SQLite commit needs this process), so an
+# early start overlaps them with the next steps instead of leaving them all to the final flush
+# (a 1500-step long thread, interleaved: 656 -> 490 µs/step; a 100-step chain: no change).
 EAGER = 16
 
 _PUT = """WITH

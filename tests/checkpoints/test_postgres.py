@@ -110,6 +110,21 @@ def test_a_database_from_a_newer_release_is_refused(pg_url: str) -> None:
         PostgresSaver(pg_url)
 
 
+def test_a_server_older_than_14_is_refused(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = asyncpg.Connection.get_server_version
+
+    def thirteen(conn: asyncpg.Connection) -> Any:
+        return real(conn)._replace(major=13, minor=9)
+
+    monkeypatch.setattr(asyncpg.Connection, "get_server_version", thirteen)
+    with pytest.raises(SchemaError, match="needs PostgreSQL 14 or newer; the server runs 13.9"):
+        PostgresSaver(pg_url)
+    with pytest.raises(SchemaError, match="PostgreSQL 14"):
+        PostgresStore(pg_url)
+    monkeypatch.undo()
+    assert query(pg_url, "SELECT to_regclass('checkpoints')") == [(None,)]  # nothing created
+
+
 def test_reopening_keeps_data_and_migrates_nothing(pg_url: str) -> None:
     with PostgresSaver(pg_url) as saver:
         saver.put(thread_config("t"), empty_checkpoint(), {"source": "input"}, {})
