@@ -1,7 +1,13 @@
 import pytest
 
 # Real PostgreSQL and Redis servers (issue 19): one per session, for every test folder.
-from tests.services import pg_cluster, pg_url, redis_server, redis_url  # noqa: F401 (fixtures)
+from tests.services import (  # noqa: F401 (fixtures)
+    pg_cluster,
+    pg_url,
+    pgbouncer,
+    redis_server,
+    redis_url,
+)
 
 
 @pytest.fixture

@@ -1,15 +1,16 @@
-"""Real PostgreSQL and Redis servers for tests and benchmarks (issue 19), nothing global.
+"""Real PostgreSQL, PgBouncer and Redis for tests and benchmarks (issue 19), nothing global.
 
-Each server runs from Debian's packages (``postgresql``, ``redis-server``) in a temporary
-directory on a free loopback port and is stopped at the end. PostgreSQL refuses to run as root,
-so when we are root its commands run as the ``postgres`` user (``runuser``) on a data directory
-that user owns.
+Each server runs from Debian's packages (``postgresql``, ``pgbouncer``, ``redis-server``) in a
+temporary directory on a free loopback port and is stopped at the end. PostgreSQL and PgBouncer
+refuse to run as root, so when we are root they run as the ``postgres`` user (``runuser``) on
+directories that user owns.
 
 tests/conftest.py imports the fixtures, so every test may ask for them. `pg_cluster` is one
 cluster per test session; `pg_url` an empty database for one test (copied from an empty
-template, or a used one emptied: ~25 ms instead of ~250). `redis_url` is the session's Redis,
-flushed after each test. In CI (``CI=true``) a missing binary fails the test instead of skipping
-it. Benchmarks use `PostgresServer` / `RedisServer` directly.
+template, or a used one emptied: ~25 ms instead of ~250). `pgbouncer` is PgBouncer in
+transaction mode in front of that cluster. `redis_url` is the session's Redis, flushed after
+each test. In CI (``CI=true``) a missing binary fails the test instead of skipping it.
+Benchmarks use `PostgresServer` directly.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from pathlib import Path
 import pytest
 
 __all__ = [
+    "PgBouncer",
     "PostgresServer",
     "RedisServer",
     "ServiceMissing",
     "free_port",
     "pg_cluster",
     "pg_url",
+    "pgbouncer",
     "postgres_bin",
     "redis_server",
     "redis_url",
@@ -168,6 +171,81 @@ class PostgresServer:
         self.stop()
 
 
+class PgBouncer:
+    """A throwaway PgBouncer in transaction mode in front of a `PostgresServer`: every database
+    of the server under the same name, all clients' transactions taking turns on ONE server
+    connection, so sessions are shared as they are under load (which breaks named prepared
+    statements: two clients' ``__asyncpg_stmt_1__`` collide)."""
+
+    def __init__(self, server: PostgresServer) -> None:
+        binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        if not os.path.exists(binary):
+            raise ServiceMissing("pgbouncer is not installed (apt-get install pgbouncer)")
+        self.binary = binary
+        self.server = server
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="graphrun-pgbouncer-"))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def url(self, database: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def start(self) -> PgBouncer:
+        (self.root / "users.txt").write_text('"postgres" ""\n')
+        (self.root / "pgbouncer.ini").write_text(
+            f"[databases]\n* = host=127.0.0.1 port={self.server.port}\n[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {self.root / 'users.txt'}\n"
+            "pool_mode = transaction\ndefault_pool_size = 2\nserver_round_robin = 1\n"
+            "ignore_startup_parameters = extra_float_digits,application_name\n"
+        )
+        os.chmod(self.root, 0o755)
+        if os.geteuid() == 0:
+            for path in (self.root, self.root / "users.txt", self.root / "pgbouncer.ini"):
+                shutil.chown(path, "postgres")
+        with open(self.root / "log", "wb") as log:  # the child keeps its own descriptor
+            self._process = subprocess.Popen(
+                [*_as_postgres(), self.binary, str(self.root / "pgbouncer.ini")],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        deadline = time.monotonic() + _START_TIMEOUT
+        while not _listening(self.port):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"pgbouncer did not start: {(self.root / 'log').read_text()}")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PgBouncer:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 class RedisServer:
     """A throwaway redis-server: no persistence, loopback only, daemonized with a pid file."""
 
@@ -249,6 +327,17 @@ def pg_url(pg_cluster: PostgresServer) -> Iterator[str]:
     url = pg_cluster.lend_database()
     yield url
     pg_cluster.give_back(url)
+
+
+@pytest.fixture(scope="session")
+def pgbouncer(pg_cluster: PostgresServer) -> Iterator[PgBouncer]:
+    """PgBouncer in transaction mode in front of the session's cluster."""
+    try:
+        bouncer = PgBouncer(pg_cluster)
+    except ServiceMissing as error:
+        _unavailable(error)
+    with bouncer:
+        yield bouncer
 
 
 @pytest.fixture(scope="session")
