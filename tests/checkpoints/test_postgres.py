@@ -20,7 +20,7 @@ import asyncpg
 import pytest
 
 from checkpoints import PostgresSaver, SchemaError
-from checkpoints.base import empty_checkpoint, thread_config
+from checkpoints.base import ERROR, empty_checkpoint, thread_config
 from checkpoints.store import PostgresStore
 from tests.services import PgBouncer
 from engine import END, START, StateGraph, interrupt
@@ -132,6 +132,41 @@ def test_reopening_keeps_data_and_migrates_nothing(pg_url: str) -> None:
         saver.put(thread_config("t"), empty_checkpoint(), {"source": "input"}, {})
     with PostgresSaver(pg_url) as saver:
         assert saver.get_tuple(thread_config("t")) is not None
+
+
+# --- one statement per batch ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_batch_merges_repeated_rows_as_separate_commits_would(
+    pg_url: str, batched: bool
+) -> None:
+    """Handed over without waiting, these land in one statement (one upsert may not touch a row
+    twice): the rows are merged first, with the same outcome as one commit each."""
+    with PostgresSaver(pg_url) as saver:
+        write = saver.put_writes_nowait if batched else saver.put_writes
+        checkpoint = empty_checkpoint()
+        config = saver.put(thread_config("t"), checkpoint, {"source": "input", "step": -1}, {})
+        checkpoint["channel_values"], checkpoint["channel_versions"] = {"a": 1}, {"a": 1}
+        put = saver.put_nowait if batched else saver.put
+        put(thread_config("t"), checkpoint, {"source": "loop", "step": 0}, {"a": 1})
+        write(config, [("a", 1), ("b", 2)], "task-1")
+        write(config, [(ERROR, "first failure")], "task-2")
+        write(config, [("a", 100)], "task-1")  # a retried task: the first write stays
+        write(config, [(ERROR, "second failure")], "task-2")  # replaced in place
+        checkpoint["channel_values"] = {"a": 2}  # the same checkpoint and version again
+        put(thread_config("t"), checkpoint, {"source": "update", "step": 0}, {"a": 1})
+        saver.flush()
+        loaded = saver.get_tuple(config)
+        latest = saver.get_tuple(thread_config("t"))
+    assert loaded is not None and latest is not None
+    assert loaded.pending_writes == [
+        ("task-1", "a", 1),
+        ("task-1", "b", 2),
+        ("task-2", ERROR, "second failure"),
+    ]
+    assert latest.metadata == {"source": "update", "step": 0}
+    assert latest.checkpoint["channel_values"] == {"a": 2}
 
 
 # --- prepared statements -----------------------------------------------------------------------
