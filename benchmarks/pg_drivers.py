@@ -1,14 +1,16 @@
 """asyncpg vs psycopg 3 on the checkpoint saver's access pattern (issue 19: choose by measuring).
 
+    pip install 'psycopg[binary]'   # not a dependency: only this comparison uses it
     python -m benchmarks.pg_drivers [ROUNDS]
 
-Starts a throwaway PostgreSQL (tests.services), creates the saver's three tables, then times per
-operation, each driver on one connection:
-  put     one transaction: 3 blob rows + 1 checkpoint row + 2 write rows (one step's data)
-  get     latest checkpoint of a thread, its 3 blobs, its writes (3 queries)
+Starts a throwaway PostgreSQL (tests.services), creates tables shaped like the saver's, then
+times per operation, each driver on one connection:
+  put     one transaction: 3 blob rows + 1 checkpoint row + 2 write rows (one step's data);
+          asyncpg: executemany per table; psycopg: the same in pipeline mode (one round trip)
+  put1    the same rows as ONE statement (data-modifying CTEs over unnested arrays), as
+          PostgresSaver writes them
+  get     latest checkpoint of a thread, its blobs, its writes (psycopg pipelines the last two)
   list    the thread's newest 10 checkpoints
-asyncpg: prepared statements, `executemany` (pipelined), awaited on one loop.
-psycopg: sync connection, pipeline mode for the put's inserts and for the get's three queries.
 Prints microseconds per operation (median of 5 repeats).
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import statistics
 import sys
 import time
@@ -82,8 +85,8 @@ def _rows(i: int, thread: str) -> tuple[list[tuple], tuple, list[tuple]]:
 
 
 def _pg(sql: str) -> str:
-    return sql.replace("$1", "%s").replace("$2", "%s").replace("$3", "%s").replace(
-        "$4", "%s").replace("$5", "%s").replace("$6", "%s").replace("$7", "%s").replace("$8", "%s")
+    """asyncpg's positional `$n` placeholders as psycopg's `%s` (each used once, in order)."""
+    return re.sub(r"\$\d+", "%s", sql)
 
 
 async def _asyncpg(url: str, rounds: int) -> dict[str, float]:
