@@ -1,6 +1,6 @@
 """asyncpg vs psycopg 3 on the checkpoint saver's access pattern (issue 19: choose by measuring).
 
-    pip install 'psycopg[binary]'   # not a dependency: only this comparison uses it
+    pip install -e '.[bench,postgres]'   # psycopg comes with the bench extra
     python -m benchmarks.pg_drivers [ROUNDS]
 
 Starts a throwaway PostgreSQL (tests.services), creates tables shaped like the saver's, then
