@@ -25,6 +25,8 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import _postgres
+
 __all__ = [
     "Case",
     "Lib",
@@ -76,6 +78,10 @@ def _graphrun() -> Lib:
         pass
     else:
         savers["sqlite"] = lambda path, is_async: SqliteSaver(path)  # sync + async CM itself
+    if _postgres.available():
+        from checkpoints import PostgresSaver
+
+        savers["postgres"] = lambda path, is_async: PostgresSaver(_postgres.new_database())
 
     return Lib(
         name="graphrun",
@@ -117,6 +123,8 @@ def _langgraph() -> Lib:
             if is_async
             else SqliteSaver.from_conn_string(path)
         )
+    if _postgres.available() and available("langgraph.checkpoint.postgres"):
+        savers["postgres"] = lambda path, is_async: _langgraph_postgres(is_async)
 
     return Lib(
         name="langgraph",
@@ -133,6 +141,32 @@ def _langgraph() -> Lib:
         entrypoint=entrypoint,
         task=task,
     )
+
+
+def _langgraph_postgres(is_async: bool) -> Any:
+    """LangGraph's `langgraph-checkpoint-postgres` saver (psycopg 3) on a fresh database, set up
+    (its tables created) before the case runs."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    url = _postgres.new_database()
+    if is_async:
+
+        @contextlib.asynccontextmanager
+        async def acm() -> Any:
+            async with AsyncPostgresSaver.from_conn_string(url) as saver:
+                await saver.setup()
+                yield saver
+
+        return acm()
+
+    @contextlib.contextmanager
+    def cm() -> Any:
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            yield saver
+
+    return cm()
 
 
 def _as_cm(value: Any, is_async: bool) -> Any:
@@ -251,7 +285,9 @@ def variants(
     out = []
     for saver in savers:
         for is_async in modes:
-            suffix = {None: "", "memory": "_checkpoint", "sqlite": "_sqlite"}[saver]
+            suffix = {
+                None: "", "memory": "_checkpoint", "sqlite": "_sqlite", "postgres": "_postgres"
+            }[saver]
             out.append(
                 Case(
                     name=f"{name}{suffix}{'_async' if is_async else ''}",

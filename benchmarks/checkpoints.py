@@ -6,6 +6,9 @@
   saver that rewrote the whole state every step would show; graphrun stores only the channels
   that changed (versioned blobs).
 
+Each also runs on PostgreSQL (`*_postgres`: graphrun's `PostgresSaver` vs LangGraph's
+`langgraph-checkpoint-postgres`, issue 19) on a throwaway local server (`_postgres`).
+
 Run it alone with `python -m benchmarks --filter checkpoint_`.
 """
 
@@ -90,7 +93,7 @@ def cases() -> list[Case]:
             lambda size: {"value": 0},
             100,
             100,
-            savers=("memory", "sqlite"),
+            savers=("memory", "sqlite", "postgres"),
             unit="step",
             units=lambda size: size,
             summarize=lambda output: dict(output),
@@ -103,7 +106,7 @@ def cases() -> list[Case]:
             lambda size: {"n": 0, "notes": [], "big": _big()},
             200,
             50,
-            savers=("memory", "sqlite"),
+            savers=("memory", "sqlite", "postgres"),
             unit="step",
             units=lambda size: size,
             summarize=lambda output: (output["n"], len(output["notes"])),

@@ -178,7 +178,7 @@ class Writer:
         until they are committed (a failure is still reported by `flush`)."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("the SqliteSaver is closed")
+                raise RuntimeError("the saver is closed")
             self._jobs.append(job)
             urgent = job.future is not None
             backlogged = not urgent and len(self._jobs) >= BACKLOG

@@ -22,7 +22,7 @@ import functools
 import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import aiosqlite
 
@@ -152,35 +152,30 @@ async def _connect(
     return conn
 
 
-class SqliteSaver(BaseCheckpointSaver):
-    """Checkpoints in a SQLite file (or ":memory:"). Thread-safe; usable from any event loop.
+class QueuedSaver(BaseCheckpointSaver):
+    """The saver methods the SQL back ends share: serialize in the caller's thread, hand rows
+    to an ordered `Writer`, read through a `Reader`, both on a private `LoopThread`.
 
-    Use it as a context manager or call `close()` / `aclose()` (idempotent); a saver left open
-    is flushed and closed at interpreter exit.
+    A back end's constructor sets `serde`, `_backend` (with `close`, `aclose`, `probe` and
+    `wal_copier`), `_writer`, `_reader`, `_loop_thread` and `_lineage`; `_tasks` is its module of
+    maintenance tasks (`_sqlite_tasks` here, `_postgres_tasks` for PostgreSQL, issue 19).
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] = ":memory:",
-        *,
-        serde: Serializer | None = None,
-        busy_timeout: float = 5.0,
-    ) -> None:
-        self.path = os.fspath(path)
-        self.serde = serde or default_serializer
-        self._backend = _Backend(self.path, busy_timeout, self.serde)
-        self._writer = self._backend.writer
-        self._reader = self._backend.reader
-        self._loop_thread = self._backend.loop_thread
-        self._lineage = self._backend.lineage
+    serde: Serializer
+    _backend: Any
+    _writer: Writer
+    _reader: Reader
+    _loop_thread: LoopThread
+    _lineage: Lineage
+    _tasks: Any = tasks
 
-    def __enter__(self) -> SqliteSaver:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    async def __aenter__(self) -> SqliteSaver:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -336,31 +331,37 @@ class SqliteSaver(BaseCheckpointSaver):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread."""
         self._lineage.forget(thread_id)
-        self._commit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
+        self._commit(task=functools.partial(self._tasks.delete_thread, thread_id=thread_id))
 
     async def adelete_thread(self, thread_id: str) -> None:
         self._lineage.forget(thread_id)
-        await self._acommit(task=functools.partial(tasks.delete_thread, thread_id=thread_id))
+        await self._acommit(
+            task=functools.partial(self._tasks.delete_thread, thread_id=thread_id)
+        )
 
     def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
         """Delete these checkpoints (every namespace) and their writes in one transaction."""
         self._lineage.forget(thread_id)
         self._commit(task=functools.partial(
-            tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
+            self._tasks.delete_checkpoints,
+            thread_id=thread_id,
+            checkpoint_ids=list(checkpoint_ids),
         ))
 
     async def adelete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
         self._lineage.forget(thread_id)
         await self._acommit(task=functools.partial(
-            tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
+            self._tasks.delete_checkpoints,
+            thread_id=thread_id,
+            checkpoint_ids=list(checkpoint_ids),
         ))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy all namespaces, checkpoints, blobs and writes to another thread id."""
-        self._commit(task=_copy_task(source_thread_id, target_thread_id))
+        self._commit(task=self._copy_task(source_thread_id, target_thread_id))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._acommit(task=_copy_task(source_thread_id, target_thread_id))
+        await self._acommit(task=self._copy_task(source_thread_id, target_thread_id))
 
     def prune(
         self,
@@ -401,7 +402,7 @@ class SqliteSaver(BaseCheckpointSaver):
         for thread_id in thread_ids:
             self._lineage.forget(thread_id)
         return functools.partial(
-            tasks.prune,
+            self._tasks.prune,
             serde=self.serde,
             thread_ids=list(thread_ids),
             strategy=strategy,
@@ -450,6 +451,28 @@ class SqliteSaver(BaseCheckpointSaver):
             for item in await arun(reader.hydrate(found[start : start + PAGE])):
                 yield item
 
+    def _copy_task(self, source: str, target: str) -> Task:
+        return functools.partial(self._tasks.copy_thread, source=source, target=target)
 
-def _copy_task(source: str, target: str) -> Task:
-    return functools.partial(tasks.copy_thread, source=source, target=target)
+
+class SqliteSaver(QueuedSaver):
+    """Checkpoints in a SQLite file (or ":memory:"). Thread-safe; usable from any event loop.
+
+    Use it as a context manager or call `close()` / `aclose()` (idempotent); a saver left open
+    is flushed and closed at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        serde: Serializer | None = None,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.serde = serde or default_serializer
+        self._backend = _Backend(self.path, busy_timeout, self.serde)
+        self._writer = self._backend.writer
+        self._reader = self._backend.reader
+        self._loop_thread = self._backend.loop_thread
+        self._lineage = self._backend.lineage

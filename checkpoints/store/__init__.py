@@ -1,8 +1,12 @@
 """Long-term memory for graphs: a key-value store of JSON dicts in namespaces (SPEC §2 Store).
 
 Compatible with LangGraph's `langgraph.store` API: `BaseStore` with sync and async methods,
-`InMemoryStore`, and a SQLite store, all with TTL and optional semantic search.
+`InMemoryStore`, a SQLite and a PostgreSQL store, all with TTL and optional semantic search.
+`PostgresStore` is imported on first use (it needs the ``postgres`` extra, issue 19), and left
+out of `__all__` so that a star import works without it.
 """
+
+from typing import Any
 
 from .base import (
     NOT_PROVIDED,
@@ -45,3 +49,11 @@ __all__ = [
     "SqliteStore",
     "TTLConfig",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PostgresStore":
+        from .postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,6 +3,8 @@
     python -m tests.checkpoints.crash_graphs parallel DB WORKDIR DURABILITY
     python -m tests.checkpoints.crash_graphs series DB WORKDIR DURABILITY
 
+DB is a SQLite file, or a ``postgresql://`` URL for `PostgresSaver` (issue 19).
+
 Nodes record each run by appending a line to a file in WORKDIR; the blocking ones wait for a
 file the test creates (`release` or `stop`), so a killed run and its resumption can be told
 apart. Not collected by pytest (no ``test_`` prefix).
@@ -117,7 +119,13 @@ def main(kind: str, db: str, workdir: str, durability: str) -> None:
         "series": (series_graph, SERIES_INPUT, {"recursion_limit": SERIES_LIMIT}),
     }
     make, value, extra = graphs[kind]
-    with SqliteSaver(db) as saver:
+    if db.startswith("postgresql://"):
+        from checkpoints import PostgresSaver  # only with the postgres extra
+
+        saver: SqliteSaver | PostgresSaver = PostgresSaver(db)
+    else:
+        saver = SqliteSaver(db)
+    with saver:
         graph = make(Path(workdir)).compile(checkpointer=saver)
         graph.invoke(value, {**THREAD, **extra}, durability=durability)
 

@@ -14,10 +14,12 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from checkpoints import BaseCheckpointSaver, InMemorySaver, SqliteSaver
+from checkpoints import BaseCheckpointSaver, InMemorySaver, PostgresSaver, SqliteSaver
 from checkpoints._deltas import MAX_CHAIN
 from checkpoints.base import empty_checkpoint, thread_config
 from engine import END, START, StateGraph
+
+from .test_postgres import query
 
 
 class State(TypedDict):
@@ -25,19 +27,40 @@ class State(TypedDict):
     n: int
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
     if request.param == "memory":
         yield InMemorySaver()
         return
+    if request.param == "postgres":
+        with PostgresSaver(request.getfixturevalue("pg_url")) as postgres_saver:
+            yield postgres_saver
+        return
     with SqliteSaver(tmp_path / "deltas.db") as sqlite_saver:
         yield sqlite_saver
+
+
+def reopened(saver: BaseCheckpointSaver) -> list[BaseCheckpointSaver]:
+    """A second saver on the same file or database (nothing remembered), if there can be one."""
+    if isinstance(saver, SqliteSaver):
+        return [SqliteSaver(saver.path)]
+    if isinstance(saver, PostgresSaver):
+        return [PostgresSaver(saver.url)]
+    return []
+
+
+def pg_column(saver: PostgresSaver, sql: str, channel: str) -> list[bytes]:
+    saver.flush()
+    return [row[0] for row in query(saver.url, sql, channel)]
 
 
 def stored_blobs(saver: BaseCheckpointSaver, channel: str) -> list[bytes]:
     """The raw blobs of one channel, oldest version first."""
     if isinstance(saver, InMemorySaver):
         return [b for (_, _, ch, _), b in sorted(saver.blobs.items()) if ch == channel]
+    if isinstance(saver, PostgresSaver):
+        sql = "SELECT value FROM checkpoint_blobs WHERE channel = $1 ORDER BY version::bigint"
+        return pg_column(saver, sql, channel)
     saver.flush()
     with sqlite3.connect(saver.path) as conn:
         rows = conn.execute(
@@ -285,6 +308,9 @@ def stored_writes(saver: BaseCheckpointSaver, channel: str) -> list[bytes]:
     """The raw stored values of one channel's pending writes."""
     if isinstance(saver, InMemorySaver):
         return [v for ws in saver.writes.values() for _, ch, v, _ in ws.values() if ch == channel]
+    if isinstance(saver, PostgresSaver):
+        sql = "SELECT value FROM checkpoint_writes WHERE channel = $1 ORDER BY seq"
+        return pg_column(saver, sql, channel)
     saver.flush()
     with sqlite3.connect(saver.path) as conn:
         rows = conn.execute("SELECT value FROM writes WHERE channel = ?", (channel,)).fetchall()
@@ -340,9 +366,7 @@ def test_a_written_list_the_checkpoint_holds_is_stored_as_a_reference(
     assert sum(map(is_delta, writes)) == 11
     assert max(len(w) for w in writes if is_delta(w)) < 100
     # Every checkpoint's pending write reads back as exactly what the node returned.
-    readers = [saver]
-    if isinstance(saver, SqliteSaver):
-        readers.append(SqliteSaver(saver.path))
+    readers = [saver, *reopened(saver)]
     for reader in readers:
         found = {}
         for snapshot in reader.list(thread_config("t")):
@@ -520,9 +544,7 @@ def test_new_items_that_are_another_channels_value_are_stored_as_a_reference(
     # Nothing is written out twice: far less than the items themselves.
     assert sum(map(len, b_blobs + a_blobs)) < 20 * 400
 
-    readers = [saver]
-    if isinstance(saver, SqliteSaver):
-        readers.append(SqliteSaver(saver.path))
+    readers = [saver, *reopened(saver)]
     for reader in readers:
         assert history_values(reader) == states
         if reader is not saver:
@@ -549,9 +571,7 @@ def test_prune_keeps_the_sources_a_kept_delta_reads(saver: BaseCheckpointSaver) 
     # sources into the other): all are kept.
     assert len(stored_blobs(saver, "a")) == 20 + 2 + 1  # grows, backs, the input's
 
-    readers = [saver]
-    if isinstance(saver, SqliteSaver):
-        readers.append(SqliteSaver(saver.path))
+    readers = [saver, *reopened(saver)]
     for reader in readers:
         assert history_values(reader) == [states[-1]]
         if reader is not saver:
@@ -600,9 +620,7 @@ def test_prune_keeps_a_source_no_kept_checkpoint_holds(saver: BaseCheckpointSave
     saver.prune(["t"], strategy="keep_latest", keep_last=1)
     # The latest `c`, and the one `a` reads (a delta on the input's empty list, also kept).
     assert len(stored_blobs(saver, "c")) == 3
-    readers = [saver]
-    if isinstance(saver, SqliteSaver):
-        readers.append(SqliteSaver(saver.path))
+    readers = [saver, *reopened(saver)]
     for reader in readers:
         state = builder.compile(checkpointer=reader).get_state(config)
         assert state.values == {"a": items, "c": ["other"], "n": 1}

@@ -1,6 +1,13 @@
 """The `checkpoints` package exports a small, sorted surface."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import checkpoints
+import checkpoints.store
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_all_is_sorted_and_importable() -> None:
@@ -11,3 +18,34 @@ def test_all_is_sorted_and_importable() -> None:
 
 def test_memory_saver_alias() -> None:
     assert checkpoints.MemorySaver is checkpoints.InMemorySaver
+
+
+_WITHOUT_ASYNCPG = """
+import sys
+sys.modules["asyncpg"] = None  # as if the postgres extra were not installed
+from checkpoints import *  # noqa: F403
+from checkpoints.store import *  # noqa: F403
+import checkpoints, checkpoints.store
+for module, name in ((checkpoints, "PostgresSaver"), (checkpoints.store, "PostgresStore")):
+    try:
+        getattr(module, name)
+    except ImportError as error:
+        assert "graphrun[postgres]" in str(error), error
+    else:
+        raise AssertionError(name + " imported without asyncpg")
+"""
+
+
+def test_the_default_install_works_without_the_postgres_extra() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ASYNCPG], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_postgres_classes_are_public_but_lazy() -> None:
+    from checkpoints.postgres import PostgresSaver
+    from checkpoints.store.postgres import PostgresStore
+
+    assert checkpoints.PostgresSaver is PostgresSaver
+    assert checkpoints.store.PostgresStore is PostgresStore

@@ -10,14 +10,18 @@ from typing import Any
 
 import pytest
 
-from checkpoints import BaseCheckpointSaver, InMemorySaver, SqliteSaver
+from checkpoints import BaseCheckpointSaver, InMemorySaver, PostgresSaver, SqliteSaver
 from checkpoints.base import ERROR, INTERRUPT, empty_checkpoint, thread_config
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
     if request.param == "memory":
         yield InMemorySaver()
+        return
+    if request.param == "postgres":
+        with PostgresSaver(request.getfixturevalue("pg_url")) as postgres_saver:
+            yield postgres_saver
         return
     with SqliteSaver(tmp_path / "checkpoints.db") as sqlite_saver:
         yield sqlite_saver

@@ -22,6 +22,7 @@ from checkpoints.store import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
+    PostgresStore,
     PutOp,
     SearchOp,
     SqliteStore,
@@ -65,7 +66,7 @@ INDEX: IndexConfig = {"dims": 26, "embed": letters, "fields": ["text"]}
 Make = Callable[..., BaseStore]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -76,13 +77,18 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def make_store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[Make]:
+def make_store(
+    backend: str, tmp_path: Path, clock: FakeClock, request: pytest.FixtureRequest
+) -> Iterator[Make]:
     made: list[BaseStore] = []
+    url = request.getfixturevalue("pg_url") if backend == "postgres" else ""
 
     def make(**kwargs: Any) -> BaseStore:
         kwargs.setdefault("clock", clock)
         if backend == "memory":
             made.append(InMemoryStore(**kwargs))
+        elif backend == "postgres":
+            made.append(PostgresStore(url, **kwargs))
         else:
             made.append(SqliteStore(tmp_path / "store.db", **kwargs))
         return made[-1]
@@ -614,8 +620,16 @@ async def test_async_methods(store: BaseStore, clock: FakeClock) -> None:
 
 
 @pytest.mark.anyio
-async def test_async_context_manager(backend: str, tmp_path: Path) -> None:
-    store: BaseStore = InMemoryStore() if backend == "memory" else SqliteStore(tmp_path / "s.db")
+async def test_async_context_manager(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store: BaseStore = (
+        InMemoryStore()
+        if backend == "memory"
+        else PostgresStore(request.getfixturevalue("pg_url"))
+        if backend == "postgres"
+        else SqliteStore(tmp_path / "s.db")
+    )
     async with store:
         await store.aput(("a",), "k", {})
         store.start_ttl_sweeper(sweep_interval_minutes=60)  # type: ignore[attr-defined]

@@ -19,7 +19,13 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import InvalidNamespaceError as LangGraphInvalidNamespace
 from langgraph.store.memory import InMemoryStore as LangGraphStore
 
-from checkpoints.store import BaseStore, InMemoryStore, InvalidNamespaceError, SqliteStore
+from checkpoints.store import (
+    BaseStore,
+    InMemoryStore,
+    InvalidNamespaceError,
+    PostgresStore,
+    SqliteStore,
+)
 
 
 def letters(texts: Sequence[str]) -> list[list[float]]:
@@ -102,10 +108,13 @@ def observe(store: Any) -> list[Any]:
     return seen
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def ours(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseStore]:
     if request.param == "memory":
         store: BaseStore = InMemoryStore(index=INDEX)  # type: ignore[arg-type]
+    elif request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+        store = PostgresStore(url, index=INDEX)  # type: ignore[arg-type]
     else:
         store = SqliteStore(tmp_path / "store.db", index=INDEX)  # type: ignore[arg-type]
     yield store

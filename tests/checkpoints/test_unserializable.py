@@ -17,7 +17,13 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from checkpoints import BaseCheckpointSaver, InMemorySaver, SerializationError, SqliteSaver
+from checkpoints import (
+    BaseCheckpointSaver,
+    InMemorySaver,
+    PostgresSaver,
+    SerializationError,
+    SqliteSaver,
+)
 from checkpoints.base import empty_checkpoint, thread_config
 from engine import END, START, Send, StateGraph, interrupt
 
@@ -36,10 +42,14 @@ def make_local() -> Any:
     return Local()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
     if request.param == "memory":
         yield InMemorySaver()
+        return
+    if request.param == "postgres":
+        with PostgresSaver(request.getfixturevalue("pg_url")) as postgres_saver:
+            yield postgres_saver
         return
     with SqliteSaver(tmp_path / "graph.db") as sqlite_saver:
         yield sqlite_saver

@@ -1,0 +1,148 @@
+"""The PostgreSQL checkpoint saver (asyncpg), with the SQLite saver's sync and async methods.
+
+Same design as `SqliteSaver` (issue 19): a private loop thread owns the connections, sync
+methods block on a future and async methods await it, from any thread or event loop. Writes go
+through the SQLite saver's ordered, group-committing writer on one connection, each commit one
+statement (`_postgres_writer`); reads run on a small pool. Serialization, append deltas and
+write references are the shared core (`_common`, `_deltas`), so both back ends store the same
+bytes.
+
+Opening a saver migrates the database under an advisory lock (`_postgres_schema`), so many
+processes may start together on an empty one. ``prepared_statements=False`` keeps asyncpg from
+caching named prepared statements, for PgBouncer in transaction mode. PostgreSQL 14 or newer.
+
+Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ._deltas import Lineage
+from ._loop_thread import LoopThread
+from .serde import Serializer, default_serializer
+from .sqlite import QueuedSaver
+
+try:
+    import asyncpg
+except ImportError as error:  # pragma: no cover - exercised without the extra installed
+    raise ImportError(
+        "PostgresSaver needs asyncpg: pip install 'graphrun[postgres]'"
+    ) from error
+
+from . import _postgres_tasks
+from ._postgres_reader import PgReader
+from ._postgres_schema import SAVER_COMPONENT, SAVER_MIGRATIONS, connect_options, migrate
+from ._postgres_writer import PgWriter
+
+__all__ = ["PostgresSaver"]
+
+
+class _Backend:
+    """The loop thread, writer connection, read pool, writer and reader of one saver."""
+
+    probe = None  # SQLite answers "nothing stored" without the loop; not worth it over a network
+    wal_copier = None
+
+    def __init__(
+        self, url: str, serde: Serializer, pool_size: int, prepared_statements: bool
+    ) -> None:
+        self.loop_thread = LoopThread(name="graphrun-postgres")
+        self.lineage = Lineage()  # see SqliteSaver: forgotten after a failed write
+        self._lock = threading.Lock()
+        self._closed = False
+        options = connect_options(prepared_statements)
+        try:
+            self.pool, self.writer = self.loop_thread.run(
+                self._open(url, pool_size, options)
+            )
+        except BaseException:
+            self.loop_thread.stop()
+            raise
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:  # flush what was handed over before the interpreter exits
+            register(self.close)
+        self.reader = PgReader(self.pool, self.writer, serde)
+
+    async def _open(
+        self, url: str, pool_size: int, options: dict[str, Any]
+    ) -> tuple[asyncpg.Pool, PgWriter]:
+        conn = await asyncpg.connect(url, **options)
+        try:
+            await migrate(conn, SAVER_COMPONENT, SAVER_MIGRATIONS)
+            pool = await asyncpg.create_pool(url, min_size=1, max_size=pool_size, **options)
+        except BaseException:
+            await conn.close()
+            raise
+        writer = PgWriter(
+            conn,
+            self.loop_thread,
+            reconnect=lambda: asyncpg.connect(url, **options),
+            on_error=self.lineage.clear,
+        )
+        return pool, writer
+
+    def _begin_close(self) -> bool:
+        with self._lock:
+            first, self._closed = not self._closed, True
+        return first
+
+    async def _shutdown(self) -> None:
+        try:
+            await self.writer.close()
+        finally:
+            await self.pool.close()
+            await self.writer.connection.close()
+        error = self.writer.take_error()
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        if self._begin_close():
+            try:
+                self.loop_thread.run(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+    async def aclose(self) -> None:
+        if self._begin_close():
+            try:
+                await self.loop_thread.arun(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+
+class PostgresSaver(QueuedSaver):
+    """Checkpoints in PostgreSQL. Thread-safe; usable from any event loop and many processes.
+
+    ``PostgresSaver("postgresql://user@host/db")``; use it as a context manager or call
+    `close()` / `aclose()` (idempotent); a saver left open is flushed and closed at exit.
+    `pool_size` bounds the read connections (writes use one more).
+    """
+
+    _tasks = _postgres_tasks
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        serde: Serializer | None = None,
+        pool_size: int = 4,
+        prepared_statements: bool = True,
+    ) -> None:
+        self.url = url
+        self.serde = serde or default_serializer
+        self._backend = _Backend(url, self.serde, pool_size, prepared_statements)
+        self._writer = self._backend.writer
+        self._reader = self._backend.reader
+        self._loop_thread = self._backend.loop_thread
+        self._lineage = self._backend.lineage
+
+    @classmethod
+    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> PostgresSaver:
+        """LangGraph's constructor spelling (usable as a context manager)."""
+        return cls(conn_string, **kwargs)
+
+    def setup(self) -> None:
+        """LangGraph's explicit migration call: a no-op, the constructor already migrated."""
