@@ -4,6 +4,7 @@ Port a LangGraph graph by changing its imports to ``from engine import ...``.
 """
 
 from ._context import Runtime, get_config, get_runtime, get_store, get_stream_writer, interrupt
+from ._managed import IsLastStep, RemainingSteps
 from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages, emit_message
 from ._pregel import CompiledStateGraph
 from .errors import (
@@ -22,10 +23,12 @@ from .types import (
     CachePolicy,
     Command,
     Interrupt,
+    Overwrite,
     PregelTask,
     RetryPolicy,
     Send,
     StateSnapshot,
+    StateUpdate,
     StreamMode,
     StreamWriter,
 )
@@ -41,17 +44,21 @@ __all__ = [
     "GraphrunError",
     "Interrupt",
     "InvalidUpdateError",
+    "IsLastStep",
     "MessagesState",
     "NodeInterrupt",
+    "Overwrite",
     "ParentCommand",
     "PregelTask",
     "REMOVE_ALL_MESSAGES",
+    "RemainingSteps",
     "RetryPolicy",
     "Runtime",
     "START",
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "StateUpdate",
     "StreamMode",
     "StreamWriter",
     "add_messages",

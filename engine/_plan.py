@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
-from ._schema import channels_for, field_specs, object_to_dict, reader_for
+from ._schema import channels_for, field_specs, object_to_dict, reader_for, schema_managed
 from .errors import InvalidUpdateError
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -36,6 +36,7 @@ class BranchPlan:
     router: Callee
     path_map: dict[Any, str] | None
     reader: Callable[[dict[str, Any]], Any] | None
+    managed: tuple[tuple[str, Any], ...] = ()  # managed keys the router sees (issue 17)
 
     def destinations(self, result: Any) -> list[str | Send]:
         items = result if isinstance(result, (list, tuple)) else [result]
@@ -69,6 +70,7 @@ class NodePlan:
     # input once and hands each a shallow copy, as LangGraph does (a pydantic state is then
     # validated once per step, not once per parallel node). -1: START, never shared.
     input_group: int = -1
+    managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
 
 
 @dataclasses.dataclass(slots=True)
@@ -158,6 +160,7 @@ def build_plan(
             edge_writes.setdefault(src, []).append((key, src))
 
     state_reader = reader_for(graph.state_schema)
+    state_managed = tuple(schema_managed(graph.state_schema).items())
     nodes: dict[str, NodePlan] = {
         START: NodePlan(
             name=START,
@@ -166,7 +169,7 @@ def build_plan(
             reads=state_keys,
             reader=state_reader,
             edge_writes=tuple(edge_writes.get(START, ())),
-            branches=_branches(graph.branches.get(START, {}), state_reader),
+            branches=_branches(graph.branches.get(START, {}), state_reader, state_managed),
             retry=(),
             cache=None,
             metadata={},
@@ -181,7 +184,7 @@ def build_plan(
         reads = tuple(field_specs(schema)) if spec.input_schema else state_keys
         group = groups.setdefault((id(schema), reads), len(groups))
         retry = spec.retry_policy
-        branches = _branches(graph.branches.get(spec.name, {}), state_reader)
+        branches = _branches(graph.branches.get(spec.name, {}), state_reader, state_managed)
         nodes[spec.name] = NodePlan(
             name=spec.name,
             callee=callee,
@@ -197,6 +200,10 @@ def build_plan(
             is_subgraph=callee.kind == "graph",
             index=index,
             input_group=group,
+            managed=(
+                tuple(schema_managed(spec.input_schema).items())
+                if spec.input_schema else state_managed
+            ),
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}
@@ -224,9 +231,14 @@ def build_plan(
 
 
 def _branches(
-    specs: dict[str, BranchSpec], reader: Callable[[dict[str, Any]], Any] | None
+    specs: dict[str, BranchSpec],
+    reader: Callable[[dict[str, Any]], Any] | None,
+    managed: tuple[tuple[str, Any], ...] = (),
 ) -> tuple[BranchPlan, ...]:
     return tuple(
-        BranchPlan(name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader)
+        BranchPlan(
+            name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader,
+            managed=managed,
+        )
         for name, spec in specs.items()
     )

@@ -335,7 +335,7 @@ class Run:
     def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:
         return prepare_tasks(
             self.plan, self.channels, candidates, self.step if step is None else step,
-            self.checkpoint_id or "", self.ns,
+            self.checkpoint_id or "", self.ns, self.stop,
         )
 
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:

@@ -25,6 +25,7 @@ import anyio
 
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
+from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
 from ._step import Task
@@ -99,6 +100,8 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
         value = channel.preview(grouped[key]) if key in grouped else channel.value
         if value is not MISSING:
             values[key] = value
+    if branch.managed:  # a router sees its task's step (issue 17)
+        values.update(managed_values(branch.managed, run.step, run.stop))
     return branch.reader(values) if branch.reader is not None else values
 
 
