@@ -199,7 +199,8 @@ class Run:
             return
         seen = self.root.seen_messages
         inputs = {message_id(m) for m in messages_in(task.input)}
-        for message in messages_in(task.update):
+        updates = task.update if isinstance(task.update, list) else (task.update,)
+        for message in (m for update in updates for m in messages_in(update)):
             mid = message_id(message)
             if mid is None:
                 self.push_message(task, _with_id(message), {})
@@ -513,6 +514,9 @@ class Run:
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set
         update = {ch: v for ch, v in task.writes if ch in keys}
+        if update and len(update) < sum(ch in keys for ch, _ in task.writes):
+            # a key written twice (a list of Commands): one dict per write, as LangGraph
+            return [{ch: v} for ch, v in task.writes if ch in keys]
         return update or None
 
     def _emit_task_end(self, task: Task) -> None:

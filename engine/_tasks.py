@@ -233,7 +233,7 @@ async def _acall(run: Run, task: Task) -> None:
     try:
         if callee is None:
             output = task.input
-        elif callee.is_async:
+        elif callee.is_async or callee.afn is not None:
             output = await callee.acall(task.input, scope)
         else:
             ctx = contextvars.copy_context()
