@@ -88,6 +88,8 @@ class Plan:
     state_schema: Any
     context_schema: Any
     output_reader: Callable[[dict[str, Any]], Any] | None
+    # a node has an async form too (`ToolNode`, agent nodes): async runs use the async driver
+    has_dual: bool = False
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}
@@ -227,6 +229,7 @@ def build_plan(
         state_schema=graph.state_schema,
         context_schema=graph.context_schema,
         output_reader=None,
+        has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
     )
 
 

@@ -363,7 +363,7 @@ class CompiledStateGraph:
         """`_stream_batches` on the event loop."""
         from ._stream import Wakeup
 
-        if not self.plan.has_async and current_scope.get() is None:
+        if not self.plan.has_async and not self.plan.has_dual and current_scope.get() is None:
             # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
             # instead of one thread hop per node.
             async for batch in _in_worker_thread(

@@ -25,7 +25,7 @@ from ._channels import MISSING, Channel
 from ._context import NOTHING
 from ._events import Events
 from ._plan import Plan
-from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
+from ._step import Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, task_payload, task_result_payload
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
@@ -342,9 +342,10 @@ class Run:
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         seen = self.seen.get(INTERRUPT_SEEN, {})
         changed = any(v > seen.get(ch, 0) for ch, v in self.versions.items())
+        # Send (push) tasks count too, as LangGraph's `should_interrupt` (issue 17: a
+        # ReAct agent's tools run as one Send per call)
         return changed and any(
-            t.path[0] == PULL and t.name != START and ("*" in names or t.name in names)
-            for t in tasks
+            t.name != START and ("*" in names or t.name in names) for t in tasks
         )
 
     def _static_interrupt(self) -> None:

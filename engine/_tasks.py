@@ -426,9 +426,12 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
             if len(todo) == 1 and (not live or todo[0].name == START):
+                # no yield here: a lone task's chunks reach the consumer once its writes
+                # are applied, as in LangGraph (a reducer's ids show in `updates`, issue 17)
                 execute_sync(run, todo[0])
                 flush_sync(run)
-                yield
+                if todo[0].error is not None:
+                    yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
             _raise_failure(tasks)
@@ -542,9 +545,10 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
                 break
             todo = _start(run, tasks)
             if len(todo) == 1 and (not live or todo[0].name == START):
-                await execute_async(run, todo[0])
+                await execute_async(run, todo[0])  # no yield: as the sync driver
                 await flush_async(run)
-                yield
+                if todo[0].error is not None:
+                    yield
             elif todo:
                 async with contextlib.aclosing(run_step(run, todo)) as step:
                     async for _ in step:

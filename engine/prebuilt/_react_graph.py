@@ -39,6 +39,9 @@ def build_graph(
             "generate_structured_response",
             make_node(agent.structured, agent.astructured, "generate_structured_response"),
         )
+        # implicit in LangGraph (a node without edges ends the run); explicit here so the
+        # drawn graph shows the same edge to END
+        graph.add_edge("generate_structured_response", END)
     if not agent.tool_calling:
         _without_tools(graph, agent, post_model_hook)
         return graph

@@ -25,10 +25,25 @@ LIBS = ("lg", "gr")
 _LG_IMPORTS = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState"),
     "langgraph.graph.message": ("add_messages",),
-    "langgraph.types": ("Send", "Command", "interrupt", "RetryPolicy", "Interrupt"),
+    "langgraph.types": (
+        "Send", "Command", "interrupt", "RetryPolicy", "Interrupt", "Overwrite", "StateUpdate",
+    ),
     "langgraph.config": ("get_stream_writer",),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.errors": ("GraphRecursionError", "InvalidUpdateError"),
+    "langgraph.managed": ("RemainingSteps", "IsLastStep"),
+    "langgraph.prebuilt": (
+        "ToolNode", "tools_condition", "create_react_agent", "InjectedState", "InjectedStore",
+        "ToolRuntime",
+    ),
+    "langgraph.store.memory": ("InMemoryStore",),
+}
+# Where graphrun keeps the names of a LangGraph module (default: `engine`).
+_GR_MODULES = {
+    "langgraph.checkpoint.memory": "checkpoints",
+    "langgraph.managed": "engine.managed",
+    "langgraph.prebuilt": "engine.prebuilt",
+    "langgraph.store.memory": "checkpoints.store",
 }
 
 
@@ -40,10 +55,8 @@ def load_lib(name: str) -> types.SimpleNamespace:
     for module, names in _LG_IMPORTS.items():
         if name == "lg":
             mod = importlib.import_module(module)
-        elif module == "langgraph.checkpoint.memory":
-            mod = importlib.import_module("checkpoints")
         else:
-            mod = importlib.import_module("engine")
+            mod = importlib.import_module(_GR_MODULES.get(module, "engine"))
         for attr in names:
             setattr(ns, attr, getattr(mod, attr))
     return ns

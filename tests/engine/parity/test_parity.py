@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from . import scenarios_prebuilt  # noqa: F401  (registers its scenarios into SCENARIOS)
 from .harness import first_difference, load_lib
 from .scenarios import SCENARIOS
 
