@@ -49,21 +49,29 @@ def _value(state: Any, key: str, default: Any = None) -> Any:
 def _prompt_runnable(prompt: Any) -> Runnable[Any, Any]:
     """The step before the model: state -> the messages it is called with."""
     if prompt is None:
-        return RunnableLambda(lambda state: _value(state, "messages"), name=PROMPT_RUNNABLE_NAME)
+        return _lambda(lambda state: _value(state, "messages"))
     if isinstance(prompt, str):
         prompt = SystemMessage(content=prompt)
     if isinstance(prompt, SystemMessage):
         system = prompt
-        return RunnableLambda(
-            lambda state: [system, *_value(state, "messages")], name=PROMPT_RUNNABLE_NAME
-        )
+        return _lambda(lambda state: [system, *_value(state, "messages")])
     if isinstance(prompt, Runnable):
         return prompt
     if inspect.iscoroutinefunction(prompt):
         return RunnableLambda(_no_sync_prompt, afunc=prompt, name=PROMPT_RUNNABLE_NAME)
     if callable(prompt):
-        return RunnableLambda(prompt, name=PROMPT_RUNNABLE_NAME)
+        return _lambda(prompt)
     raise ValueError(f"Got unexpected type for `prompt`: {type(prompt)}")
+
+
+def _lambda(func: Callable[[Any], Any]) -> Runnable[Any, Any]:
+    """A sync prompt function that also runs inline in async runs (without an async form,
+    LangChain would hop to a thread on every model call)."""
+
+    async def afunc(state: Any) -> Any:
+        return func(state)
+
+    return RunnableLambda(func, afunc=afunc, name=PROMPT_RUNNABLE_NAME)
 
 
 def _no_sync_prompt(_: Any) -> Any:
