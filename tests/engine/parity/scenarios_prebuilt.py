@@ -9,6 +9,7 @@ silenced around its call (graphrun's is not deprecated, so it does not warn).
 
 import asyncio
 import operator
+import threading
 import time
 import warnings
 from typing import Annotated, Any, NotRequired, TypedDict
@@ -317,16 +318,24 @@ def abulk_update_state(lib: Any) -> list[Any]:
 # --- tools -------------------------------------------------------------------------------------
 
 
+# `slow_add` finishes after the `add` of the same parallel step (it waits for it), so parallel
+# results arrive in one order on a loaded machine too. Scenarios pairing them clear the event.
+ADDED = threading.Event()
+
+
 @tool
 def add(a: int, b: int) -> int:
     """Add two integers."""
+    ADDED.set()
     return a + b
 
 
 @tool
 def slow_add(a: int, b: int) -> int:
     """Add two integers, slowly."""
-    time.sleep(LAG)
+    ADDED.wait(5)
+    ADDED.clear()
+    time.sleep(LAG / 10)
     return a + b
 
 
@@ -394,6 +403,7 @@ def tool_node_calls(lib: Any) -> list[Any]:
         ("look", {"q": "z"}, "c3"), ("rt", {"q": "r"}, "c4"), ("remember", {"key": "k"}, "c5"),
         id="a1",
     )
+    ADDED.clear()
     stream(t, "parallel", g, {"messages": [human, calls]}, stream_mode=["updates", "values"])
     t.add("stored", store.get(("notes",), "k").value)
     command = ai("", ("set_name", {"name": "N"}, "c1"), ("add", {"a": 1, "b": 2}, "c2"), id="a2")
@@ -501,6 +511,7 @@ def tool_node_send(lib: Any) -> list[Any]:
 
 
 def weather_model(*extra: AIMessage) -> FakeToolModel:
+    ADDED.clear()
     return FakeToolModel(script=[
         ai("", ("slow_add", {"a": 1, "b": 2}, "c1"), ("add", {"a": 3, "b": 4}, "c2"), id="r1"),
         *extra,
@@ -544,6 +555,15 @@ def react_agent_interrupts(lib: Any) -> list[Any]:
         t.add(label + "_state", detail(g_state(agent, config)))
         stream(t, label + "_resume", agent, None, config, stream_mode="updates")
         t.add(label + "_final", detail(g_state(agent, config)))
+    # human in the loop: edit the pending tool call, then continue
+    agent = react(lib, weather_model(), [add, slow_add], checkpointer=lib.InMemorySaver(),
+                  interrupt_before=["tools"])
+    config = cfg("edit")
+    stream(t, "edit", agent, inp, config, stream_mode="updates")
+    edited = ai("", ("add", {"a": 10, "b": 20}, "c1"), id="r1")
+    record(t, "edit_update", lambda: sorted(agent.update_state(config, {"messages": [edited]})))
+    t.add("edit_state", detail(g_state(agent, config)))
+    stream(t, "edit_resume", agent, None, config, stream_mode=["updates", "values"])
     return t.items
 
 
