@@ -19,11 +19,13 @@ from pydantic import BaseModel
 
 from .._managed import RemainingSteps
 from .._messages import add_messages
-from ..graph import StateGraph
-from ..types import END, Send
+from ..types import Send
 from ._tool_node import ToolCallWithContext, ToolNode
 
-__all__ = ["AgentState", "AgentStateWithStructuredResponse", "create_react_agent"]
+__all__ = [
+    "AgentState", "AgentStateWithStructuredResponse", "create_react_agent", "input_schema_for",
+    "make_node",
+]
 
 PROMPT_RUNNABLE_NAME = "Prompt"
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
@@ -370,6 +372,3 @@ def input_schema_for(state_schema: Any, pre_model_hook: Any) -> Any:
 def make_node(func: Callable[..., Any], afunc: Callable[..., Any], name: str) -> _Node:
     return _Node(func, afunc, name)
 
-
-__all__ += ["input_schema_for", "make_node"]
-_ = StateGraph, END  # re-used by _react_graph

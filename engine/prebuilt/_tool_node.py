@@ -11,7 +11,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextvars
 import copy
-import dataclasses
 import functools
 import inspect
 import json
@@ -509,7 +508,8 @@ class ToolNode:
                 '`Command(update={"messages": [ToolMessage("Success", '
                 'tool_call_id=tool_call_id), ...]}, ...)`'
                 if input_type == "dict"
-                else '`Command(update=[ToolMessage("Success", tool_call_id=tool_call_id), ...], ...)`'
+                else "`Command(update="
+                '[ToolMessage("Success", tool_call_id=tool_call_id), ...], ...)`'
             )
             raise ValueError(
                 "Expected to have a matching ToolMessage in Command.update for tool "
@@ -532,7 +532,8 @@ class ToolNode:
         parent: Command | None = None
         for output in flat:
             if not isinstance(output, Command):
-                combined.append(Command(update=[output] if input_type == "list" else {key: [output]}))
+                update = [output] if input_type == "list" else {key: [output]}
+                combined.append(Command(update=update))
             elif output.graph == Command.PARENT and isinstance(output.goto, list) and all(
                 isinstance(s, Send) for s in output.goto
             ):

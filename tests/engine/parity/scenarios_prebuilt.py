@@ -101,7 +101,8 @@ def managed_steps_loop(lib: Any) -> list[Any]:
            stream_mode=["values", "updates"])
     t.state("state", g, cfg("m1"))
     t.add("history", [h.values for h in g.get_state_history(cfg("m1"))])
-    record(t, "invoke_limit_3", g.invoke, {"log": [], "remaining_steps": 99}, {"recursion_limit": 3})
+    record(t, "invoke_limit_3", g.invoke, {"log": [], "remaining_steps": 99},
+           {"recursion_limit": 3})
     record(t, "write_managed", lambda: _write_managed(lib, MS))
     return t.items
 
