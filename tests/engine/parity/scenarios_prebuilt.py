@@ -455,6 +455,16 @@ def tool_node_errors(lib: Any) -> list[Any]:
     stream(t, "store_missing", tool_graph(lib, lib.ToolNode(tools_for(lib))),
            {"messages": [ai("", ("remember", {"key": "k"}, "c1"), id="a9")]},
            stream_mode="updates")
+
+    @tool
+    def bare(x: str) -> Any:
+        """Return a Command without the ToolMessage answering the call."""
+        return lib.Command(update={"name": x})
+
+    for label, flag in (("bare_default", None), ("bare_true", True)):
+        node = lib.ToolNode([bare]) if flag is None else lib.ToolNode([bare], handle_tool_errors=flag)
+        stream(t, label, tool_graph(lib, node),
+               {"messages": [ai("", ("bare", {"x": "n"}, "c1"), id="a8")]}, stream_mode="updates")
     t.add("condition", [
         lib.tools_condition({"messages": [fails]}),
         lib.tools_condition([fails]),
