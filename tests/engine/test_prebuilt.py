@@ -187,3 +187,25 @@ def test_engine_imports_without_langchain_core(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "IMPORT-ERROR: engine.prebuilt needs langchain-core" in done.stdout
     assert "graphrun[langchain]" in done.stdout
+
+
+def test_react_agent_resumes_from_sqlite_before_tools(tmp_path: Path) -> None:
+    """The pending per-call Sends (with the state they carry) survive a real SQLite file."""
+    from checkpoints import SqliteSaver
+
+    def model(index: int = 0) -> FakeToolModel:  # a new process: the script goes on at `index`
+        return FakeToolModel(index=index, script=[
+            ai("", ("nap", {"n": 1}, "c1"), ("nap", {"n": 2}, "c2"), id="a1"),
+            AIMessage("rested", id="a2"),
+        ])
+
+    path = str(tmp_path / "agent.sqlite")
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver(path) as saver:
+        agent = create_react_agent(model(), [nap], checkpointer=saver, interrupt_before=["tools"])
+        agent.invoke({"messages": [HumanMessage("sleep", id="h")]}, config)
+        assert agent.get_state(config).next == ("tools", "tools")
+    with SqliteSaver(path) as saver:
+        agent = create_react_agent(model(1), [nap], checkpointer=saver, interrupt_before=["tools"])
+        out = agent.invoke(None, config)
+    assert [m.content for m in out["messages"]] == ["sleep", "", "slept 1", "slept 2", "rested"]
