@@ -653,6 +653,30 @@ def react_agent_options(lib: Any) -> list[Any]:
 
 
 @scenario
+def react_agent_hooks(lib: Any) -> list[Any]:
+    """pre_model_hook (the model sees `llm_input_messages`) and post_model_hook routing."""
+    t = Transcript()
+    inp = {"messages": [HumanMessage("add please", id="h1")]}
+
+    def pre(state: Any) -> dict[str, Any]:
+        return {"llm_input_messages": state["messages"][-1:]}
+
+    def post(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"checked {len(state['messages'])}", id="p%d" % len(
+            state["messages"]))]} if not state["messages"][-1].tool_calls else {}
+
+    model = weather_model()
+    agent = react(lib, model, [add, slow_add], pre_model_hook=pre, post_model_hook=post)
+    t.add("nodes", sorted(agent.get_graph().nodes))
+    stream(t, "hooks", agent, inp, stream_mode="updates")
+    t.add("model_saw", [[detail(m) for m in call] for call in model.seen])
+    model = FakeToolModel(script=[AIMessage("plain", id="x1")])
+    agent = react(lib, model, [], pre_model_hook=pre, post_model_hook=post)
+    stream(t, "no_tools", agent, inp, stream_mode="updates")
+    return t.items
+
+
+@scenario
 def react_agent_async(lib: Any) -> list[Any]:
     """astream / ainvoke with an async tool (awaited on the loop)."""
     t = Transcript()
