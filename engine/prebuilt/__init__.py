@@ -17,6 +17,7 @@ from ._react_agent import AgentState, create_react_agent
 from ._tool_node import (
     InjectedState,
     InjectedStore,
+    ToolCallRequest,
     ToolCallWithContext,
     ToolInvocationError,
     ToolNode,
@@ -28,6 +29,7 @@ __all__ = [
     "AgentState",
     "InjectedState",
     "InjectedStore",
+    "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",
     "ToolNode",

@@ -11,12 +11,13 @@ from __future__ import annotations
 import concurrent.futures
 import contextvars
 import copy
+import dataclasses
 import functools
 import inspect
 import json
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
 import anyio
@@ -36,6 +37,7 @@ from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, i
 __all__ = [
     "InjectedState",
     "InjectedStore",
+    "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",
     "ToolNode",
@@ -61,6 +63,31 @@ class ToolCallWithContext(TypedDict):
     __type: Literal["tool_call_with_context"]
     tool_call: dict[str, Any]
     state: Any
+
+
+@dataclasses.dataclass
+class ToolCallRequest:
+    """One tool call as a `wrap_tool_call` wrapper sees it (LangGraph's `ToolCallRequest`)."""
+
+    tool_call: dict[str, Any]
+    tool: BaseTool | None
+    state: Any
+    runtime: ToolRuntime
+
+    def override(self, **overrides: Any) -> ToolCallRequest:
+        """A new request with `tool_call`, `tool` or `state` replaced (a new state also
+        becomes the runtime's state)."""
+        request = dataclasses.replace(self, **overrides)
+        if "state" in overrides and isinstance(request.runtime, ToolRuntime):
+            runtime = dataclasses.replace(request.runtime, state=request.state)
+            request = dataclasses.replace(request, runtime=runtime)
+        return request
+
+
+ToolCallWrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
+AsyncToolCallWrapper = Callable[
+    [ToolCallRequest, Callable[[ToolCallRequest], Awaitable[Any]]], Awaitable[Any]
+]
 
 
 class ToolInvocationError(ToolException):
@@ -229,7 +256,9 @@ class ToolNode:
     Input: a state with a `messages` key, a list of messages, a list of tool calls, or a
     `ToolCallWithContext` (one call per `Send`). `handle_tool_errors`: the default answers
     invalid arguments with an error message and raises anything else; True, an exception
-    type or tuple, a string or a function handle more (as LangGraph).
+    type or tuple, a string or a function handle more (as LangGraph). `wrap_tool_call(request,
+    execute)` (and `awrap_tool_call` for async runs) wraps each call: retry, change the
+    request with `request.override(...)`, or answer without calling `execute`.
     """
 
     def __init__(
@@ -240,11 +269,15 @@ class ToolNode:
         tags: list[str] | None = None,
         handle_tool_errors: Any = _default_handle_tool_errors,
         messages_key: str = "messages",
+        wrap_tool_call: ToolCallWrapper | None = None,
+        awrap_tool_call: AsyncToolCallWrapper | None = None,
     ) -> None:
         self.name = name
         self.tags = tags
         self._handle_tool_errors = handle_tool_errors
         self._messages_key = messages_key
+        self._wrap_tool_call = wrap_tool_call
+        self._awrap_tool_call = awrap_tool_call
         self._tools_by_name: dict[str, BaseTool] = {}
         self._runnable: dict[str, BaseTool] = {}
         self._injections: dict[str, Injections] = {}
@@ -359,38 +392,81 @@ class ToolNode:
     # -- one call ------------------------------------------------------------------------------
 
     def _run_one(self, call: dict[str, Any], input_type: InputType, rt: ToolRuntime) -> Any:
-        tool = self._runnable.get(call["name"])
-        if tool is None:
-            return self._invalid_name(call)
+        request = ToolCallRequest(call, self._tools_by_name.get(call["name"]), rt.state, rt)
+        if self._wrap_tool_call is None:
+            return self._execute(request, input_type)
         try:
-            try:
-                response = tool.invoke(self._tool_input(call, rt), rt.config)
-            except ValidationError as error:
-                raise self._invocation_error(call, error) from error
-            return self._normalize(_plain(response), call, input_type)
+            return self._wrap_tool_call(request, lambda req: self._execute(req, input_type))
         except Exception as error:
-            return self._error_message(call, error)
+            return self._wrapper_error(request, error)
 
     async def _arun_one(
         self, call: dict[str, Any], input_type: InputType, rt: ToolRuntime
     ) -> Any:
-        tool = self._runnable.get(call["name"])
-        if tool is None:
+        request = ToolCallRequest(call, self._tools_by_name.get(call["name"]), rt.state, rt)
+        try:
+            if self._awrap_tool_call is not None:
+
+                async def execute(req: ToolCallRequest) -> Any:
+                    return await self._aexecute(req, input_type)
+
+                return await self._awrap_tool_call(request, execute)
+            if self._wrap_tool_call is not None:  # a sync wrapper, as LangGraph allows
+                return self._wrap_tool_call(request, lambda req: self._execute(req, input_type))
+        except Exception as error:
+            return self._wrapper_error(request, error)
+        return await self._aexecute(request, input_type)
+
+    def _execute(self, request: ToolCallRequest, input_type: InputType) -> Any:
+        call = request.tool_call
+        if request.tool is None:
             return self._invalid_name(call)
+        tool, tool_input = self._prepared(request)
         try:
             try:
-                response = await tool.ainvoke(self._tool_input(call, rt), rt.config)
+                response = tool.invoke(tool_input, request.runtime.config)
             except ValidationError as error:
                 raise self._invocation_error(call, error) from error
             return self._normalize(_plain(response), call, input_type)
         except Exception as error:
             return self._error_message(call, error)
 
-    def _tool_input(self, call: dict[str, Any], rt: ToolRuntime) -> dict[str, Any]:
-        injections = self._injections[call["name"]]
+    async def _aexecute(self, request: ToolCallRequest, input_type: InputType) -> Any:
+        call = request.tool_call
+        if request.tool is None:
+            return self._invalid_name(call)
+        tool, tool_input = self._prepared(request)
+        try:
+            try:
+                response = await tool.ainvoke(tool_input, request.runtime.config)
+            except ValidationError as error:
+                raise self._invocation_error(call, error) from error
+            return self._normalize(_plain(response), call, input_type)
+        except Exception as error:
+            return self._error_message(call, error)
+
+    def _prepared(self, request: ToolCallRequest) -> tuple[BaseTool, dict[str, Any]]:
+        """The tool to call (a registered tool's Command-aware copy) and its input with the
+        injected arguments; injection errors are not tool errors (they are raised)."""
+        call, tool = request.tool_call, request.tool
+        assert tool is not None
+        if self._tools_by_name.get(tool.name) is tool:
+            runnable, injections = self._runnable[tool.name], self._injections[tool.name]
+        else:  # a tool a wrapper put in the request
+            runnable, injections = _command_aware(tool), injections_of(tool)
         if injections:
-            call = inject(call, injections, rt, self._messages_key)
-        return {**call, "type": "tool_call"}
+            call = inject(call, injections, request.runtime, self._messages_key)
+        return runnable, {**call, "type": "tool_call"}
+
+    def _wrapper_error(self, request: ToolCallRequest, error: Exception) -> ToolMessage:
+        """A wrapper's own failure: an error message when errors are handled at all."""
+        if not self._handle_tool_errors:
+            raise error
+        call = request.tool_call
+        return ToolMessage(
+            content=_error_content(error, self._handle_tool_errors), name=call["name"],
+            tool_call_id=call["id"], status="error",
+        )
 
     def _invalid_name(self, call: dict[str, Any]) -> ToolMessage:
         content = INVALID_TOOL_NAME.format(

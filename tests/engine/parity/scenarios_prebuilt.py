@@ -518,6 +518,53 @@ def tool_node_send(lib: Any) -> list[Any]:
     return t.items
 
 
+@scenario
+def tool_node_wrappers(lib: Any) -> list[Any]:
+    """wrap_tool_call / awrap_tool_call: fix arguments and retry, answer without running the
+    tool, replace the state tools see, and a failing wrapper."""
+    t = Transcript()
+    tools = [add, boom, *tools_for(lib)]
+
+    def wrapper(request: Any, execute: Any) -> Any:
+        call = request.tool_call
+        if call["name"] == "nope":
+            return ToolMessage("no such tool, answered by the wrapper", tool_call_id=call["id"])
+        if call["name"] == "look":
+            request = request.override(state={"messages": [HumanMessage("swapped", id="s")]})
+        result = execute(request)
+        if getattr(result, "status", None) == "error" and call["name"] == "add":
+            fixed = {**call, "args": {"a": 1, "b": 1}}
+            return execute(request.override(tool_call=fixed))
+        if call["name"] == "boom":
+            raise RuntimeError("wrapper gave up")
+        return result
+
+    message = ai("", ("add", {"a": "x"}, "c1"), ("nope", {}, "c2"), ("look", {"q": "z"}, "c3"),
+                 ("rt", {"q": "r"}, "c4"), id="w1")
+    for label, kw in (("wrapped", {}), ("wrapped_handled", {"handle_tool_errors": True})):
+        g = tool_graph(lib, lib.ToolNode(tools, wrap_tool_call=wrapper, **kw))
+        stream(t, label, g, {"messages": [HumanMessage("hi", id="h"), message]},
+               stream_mode="updates")
+        stream(t, label + "_raises", g,
+               {"messages": [ai("", ("boom", {"x": "q"}, "c1"), id="w2")]}, stream_mode="updates")
+
+    async def awrapper(request: Any, execute: Any) -> Any:
+        result = await execute(request)
+        result.content = f"async wrapped {result.content}"
+        return result
+
+    g = tool_graph(lib, lib.ToolNode(tools, awrap_tool_call=awrapper))
+    sync_g = tool_graph(lib, lib.ToolNode(tools, wrap_tool_call=wrapper))
+
+    async def main() -> None:
+        for label, graph in (("awrapped", g), ("sync_wrapper_async_run", sync_g)):
+            async for item in graph.astream({"messages": [message]}, stream_mode="updates"):
+                t.add(label, detail(item))
+
+    asyncio.run(main())
+    return t.items
+
+
 # --- create_react_agent ------------------------------------------------------------------------
 
 
