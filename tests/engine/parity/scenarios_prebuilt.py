@@ -61,10 +61,9 @@ def stream(t: Transcript, label: str, graph: Any, inp: Any, config: Any = None, 
 
 
 def messages_meta(item: Any) -> Any:
-    """A `messages` mode item with the metadata fields graphrun and LangGraph both define."""
+    """A `messages` mode item: the message in detail and its whole metadata."""
     message, meta = item
-    keys = ("langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path", "name")
-    return (detail(message), {k: meta[k] for k in keys if k in meta})
+    return (detail(message), dict(sorted(meta.items())))
 
 
 def react(lib: Any, *args: Any, **kw: Any) -> Any:
