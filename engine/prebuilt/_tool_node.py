@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from .._context import Runtime, current_scope
 from .._managed import managed_values
 from .._messages import REMOVE_ALL_MESSAGES
+from ..errors import GraphBubbleUp
 from ..types import Command, Send
 from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, inject, injections_of
 
@@ -311,18 +312,34 @@ class ToolNode:
         """The async form the engine uses in async runs (async tools run on the loop)."""
         calls, input_type = self._parse_input(input)
         runtimes = self._runtimes(input, calls, config, runtime)
+        if len(calls) == 1:
+            outputs = [await self._arun_one(calls[0], input_type, runtimes[0])]
+        else:
+            outputs = await self._arun_parallel(calls, input_type, runtimes)
+        return self._combine(outputs, input_type)
+
+    async def _arun_parallel(
+        self, calls: list[dict[str, Any]], input_type: InputType, runtimes: list[ToolRuntime]
+    ) -> list[Any]:
+        """All calls at once; the first failure in call order is raised as itself (an
+        interrupt stays an interrupt, never wrapped in an exception group), after every call
+        ended, as LangGraph's gather."""
         outputs: list[Any] = [None] * len(calls)
+        errors: list[BaseException | None] = [None] * len(calls)
 
         async def one(index: int) -> None:
-            outputs[index] = await self._arun_one(calls[index], input_type, runtimes[index])
+            try:
+                outputs[index] = await self._arun_one(calls[index], input_type, runtimes[index])
+            except (Exception, GraphBubbleUp) as error:
+                errors[index] = error
 
-        if len(calls) == 1:
-            await one(0)
-        else:
-            async with anyio.create_task_group() as group:
-                for index in range(len(calls)):
-                    group.start_soon(one, index)
-        return self._combine(outputs, input_type)
+        async with anyio.create_task_group() as group:
+            for index in range(len(calls)):
+                group.start_soon(one, index)
+        for error in errors:
+            if error is not None:
+                raise error
+        return outputs
 
     def _run_parallel(
         self, calls: list[dict[str, Any]], input_type: InputType, runtimes: list[ToolRuntime]

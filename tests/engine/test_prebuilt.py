@@ -209,3 +209,34 @@ def test_react_agent_resumes_from_sqlite_before_tools(tmp_path: Path) -> None:
         agent = create_react_agent(model(1), [nap], checkpointer=saver, interrupt_before=["tools"])
         out = agent.invoke(None, config)
     assert [m.content for m in out["messages"]] == ["sleep", "", "slept 1", "slept 2", "rested"]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_parallel_calls_raise_interrupts_and_errors_as_themselves(is_async: bool) -> None:
+    """One of several calls interrupting (or failing) surfaces as that interrupt (or error),
+    never wrapped in an exception group, in sync and async runs."""
+    from engine import interrupt
+
+    @tool
+    def ask(q: str) -> str:
+        """Ask a human."""
+        return "got " + interrupt(q)
+
+    @tool
+    def fail(q: str) -> str:
+        """Fail."""
+        raise ValueError("nope")
+
+    graph = tool_graph(ToolNode([ask, fail, nap]), checkpointer=InMemorySaver())
+
+    def run(message: AIMessage, thread: str) -> Any:
+        config = {"configurable": {"thread_id": thread}}
+        if is_async:
+            return asyncio.run(graph.ainvoke({"messages": [message]}, config))
+        return graph.invoke({"messages": [message]}, config)
+
+    # the interrupting call second: in a sync run it is the one a pool thread runs
+    out = run(ai("", ("nap", {"n": 1}, "c1"), ("ask", {"q": "ok?"}, "c2"), id="a"), "i")
+    assert [i.value for i in out["__interrupt__"]] == ["ok?"]
+    with pytest.raises(ValueError, match="nope"):
+        run(ai("", ("nap", {"n": 1}, "c1"), ("fail", {"q": "x"}, "c2"), id="b"), "e")
