@@ -514,8 +514,13 @@ class Run:
 
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set
-        update = {ch: v for ch, v in task.writes if ch in keys}
-        if update and len(update) < sum(ch in keys for ch, _ in task.writes):
+        update = {}
+        count = 0
+        for ch, v in task.writes:
+            if ch in keys:
+                update[ch] = v
+                count += 1
+        if count > len(update):
             # a key written twice (a list of Commands): one dict per write, as LangGraph
             return [{ch: v} for ch, v in task.writes if ch in keys]
         return update or None
