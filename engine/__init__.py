@@ -5,6 +5,7 @@ Port a LangGraph graph by changing its imports to ``from engine import ...``.
 
 from ._calls import task
 from ._context import Runtime, get_config, get_runtime, get_store, get_stream_writer, interrupt
+from ._managed import IsLastStep, RemainingSteps
 from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages, emit_message
 from ._func import entrypoint
 from ._pregel import CompiledStateGraph
@@ -24,10 +25,12 @@ from .types import (
     CachePolicy,
     Command,
     Interrupt,
+    Overwrite,
     PregelTask,
     RetryPolicy,
     Send,
     StateSnapshot,
+    StateUpdate,
     StreamMode,
     StreamWriter,
 )
@@ -43,17 +46,21 @@ __all__ = [
     "GraphrunError",
     "Interrupt",
     "InvalidUpdateError",
+    "IsLastStep",
     "MessagesState",
     "NodeInterrupt",
+    "Overwrite",
     "ParentCommand",
     "PregelTask",
     "REMOVE_ALL_MESSAGES",
+    "RemainingSteps",
     "RetryPolicy",
     "Runtime",
     "START",
     "Send",
     "StateGraph",
     "StateSnapshot",
+    "StateUpdate",
     "StreamMode",
     "StreamWriter",
     "add_messages",

@@ -11,6 +11,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import InvalidUpdateError
+from .types import Overwrite
+
+_OVERWRITE = "__overwrite__"
+
+
+def overwrite_of(item: Any) -> tuple[bool, Any]:
+    """Whether a write bypasses the reducer, and its value: an `Overwrite`, or the dict forms
+    it takes over JSON (`{"__overwrite__": v}`, `{"value": v, "type": "__overwrite__"}`)."""
+    if isinstance(item, Overwrite):
+        return True, item.value
+    if isinstance(item, dict):
+        if len(item) == 1 and _OVERWRITE in item:
+            return True, item[_OVERWRITE]
+        if item.get("type") == _OVERWRITE and "value" in item:
+            return True, item["value"]
+    return False, None
 
 MISSING: Any = type("MISSING", (), {"__repr__": lambda self: "MISSING", "__slots__": ()})()
 
@@ -117,8 +133,22 @@ class Reducer(Channel):
 
     def _fold(self, value: Any, values: Sequence[Any]) -> Any:
         reducer = self.reducer
+        overwritten = False
         for item in values:
-            value = item if value is MISSING else reducer(value, item)
+            if value is MISSING:  # the first write is stored as is (as LangGraph)
+                value = item
+                continue
+            if isinstance(item, (Overwrite, dict)):
+                found, replacement = overwrite_of(item)
+                if found:
+                    if overwritten:
+                        raise InvalidUpdateError(
+                            "Can receive only one Overwrite value per super-step."
+                        )
+                    value, overwritten = replacement, True
+                    continue
+            if not overwritten:  # writes after an Overwrite in the same step are dropped
+                value = reducer(value, item)
         return value
 
     def preview(self, values: Sequence[Any]) -> Any:

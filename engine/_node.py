@@ -35,11 +35,14 @@ def _injected(fn: Callable[..., Any]) -> tuple[str, ...]:
 class Callee:
     """A node function, router or subgraph ready to call with (input, scope)."""
 
-    __slots__ = ("fn", "is_async", "injected", "kind", "name")
+    __slots__ = ("fn", "afn", "is_async", "injected", "kind", "name")
 
     def __init__(self, fn: Any, name: str) -> None:
         self.name = name
         self.fn = fn
+        # A node with both forms (a sync call and `_graphrun_acall`, as `ToolNode`): sync runs
+        # call it directly, async runs await the async form (LangGraph's RunnableCallable).
+        self.afn = getattr(fn, "_graphrun_acall", None)
         from ._pregel import CompiledStateGraph
 
         if isinstance(fn, CompiledStateGraph):
@@ -78,6 +81,8 @@ class Callee:
         return self.fn.invoke(value, scope.config)
 
     async def acall(self, value: Any, scope: TaskScope) -> Any:
+        if self.afn is not None:
+            return await self.afn(value, **self._kwargs(scope))
         if self.kind == "function":
             if self.injected:
                 return await self.fn(value, **self._kwargs(scope))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
-from ._schema import channels_for, field_specs, object_to_dict, reader_for
+from ._schema import channels_for, field_specs, object_to_dict, reader_for, schema_managed
 from .errors import InvalidUpdateError
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -36,6 +36,7 @@ class BranchPlan:
     router: Callee
     path_map: dict[Any, str] | None
     reader: Callable[[dict[str, Any]], Any] | None
+    managed: tuple[tuple[str, Any], ...] = ()  # managed keys the router sees (issue 17)
 
     def destinations(self, result: Any) -> list[str | Send]:
         items = result if isinstance(result, (list, tuple)) else [result]
@@ -72,6 +73,7 @@ class NodePlan:
     # Turns the node's return value into writes instead of reading it as a state update: an
     # `@entrypoint` (END and `__previous__`) or a `@task` (`__return__`) node (issue 17).
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
+    managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
 
 
 @dataclasses.dataclass(slots=True)
@@ -89,6 +91,8 @@ class Plan:
     state_schema: Any
     context_schema: Any
     output_reader: Callable[[dict[str, Any]], Any] | None
+    # a node has an async form too (`ToolNode`, agent nodes): async runs use the async driver
+    has_dual: bool = False
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}
@@ -161,6 +165,7 @@ def build_plan(
             edge_writes.setdefault(src, []).append((key, src))
 
     state_reader = reader_for(graph.state_schema)
+    state_managed = tuple(schema_managed(graph.state_schema).items())
     nodes: dict[str, NodePlan] = {
         START: NodePlan(
             name=START,
@@ -169,7 +174,7 @@ def build_plan(
             reads=state_keys,
             reader=state_reader,
             edge_writes=tuple(edge_writes.get(START, ())),
-            branches=_branches(graph.branches.get(START, {}), state_reader),
+            branches=_branches(graph.branches.get(START, {}), state_reader, state_managed),
             retry=(),
             cache=None,
             metadata={},
@@ -184,7 +189,7 @@ def build_plan(
         reads = tuple(field_specs(schema)) if spec.input_schema else state_keys
         group = groups.setdefault((id(schema), reads), len(groups))
         retry = spec.retry_policy
-        branches = _branches(graph.branches.get(spec.name, {}), state_reader)
+        branches = _branches(graph.branches.get(spec.name, {}), state_reader, state_managed)
         nodes[spec.name] = NodePlan(
             name=spec.name,
             callee=callee,
@@ -200,6 +205,10 @@ def build_plan(
             is_subgraph=callee.kind == "graph",
             index=index,
             input_group=group,
+            managed=(
+                tuple(schema_managed(spec.input_schema).items())
+                if spec.input_schema else state_managed
+            ),
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}
@@ -223,13 +232,19 @@ def build_plan(
         state_schema=graph.state_schema,
         context_schema=graph.context_schema,
         output_reader=None,
+        has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
     )
 
 
 def _branches(
-    specs: dict[str, BranchSpec], reader: Callable[[dict[str, Any]], Any] | None
+    specs: dict[str, BranchSpec],
+    reader: Callable[[dict[str, Any]], Any] | None,
+    managed: tuple[tuple[str, Any], ...] = (),
 ) -> tuple[BranchPlan, ...]:
     return tuple(
-        BranchPlan(name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader)
+        BranchPlan(
+            name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader,
+            managed=managed,
+        )
         for name, spec in specs.items()
     )

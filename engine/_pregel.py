@@ -29,11 +29,12 @@ from ._run import Run, make_snapshot
 from ._state import update_state_run
 from ._stream import Sink, loop_caller, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
-from .types import StateSnapshot
+from .types import END, StateSnapshot, StateUpdate
 
 __all__ = ["CompiledStateGraph"]
 
 _LIVE = frozenset(("custom", "messages", "events"))
+_BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
 
 
 def _merge(config: dict[str, Any] | None) -> dict[str, Any]:
@@ -366,7 +367,7 @@ class CompiledStateGraph:
         """`_stream_batches` on the event loop."""
         from ._stream import Wakeup
 
-        if not self.plan.has_async and current_scope.get() is None:
+        if not self.plan.has_async and not self.plan.has_dual and current_scope.get() is None:
             # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
             # instead of one thread hop per node.
             async for batch in _in_worker_thread(
@@ -562,6 +563,8 @@ class CompiledStateGraph:
         as_node: str | None = None,
     ) -> dict[str, Any]:
         """Write `values` as if node `as_node` returned them; makes a `source="update"` checkpoint."""
+        if as_node in _BULK_ONLY:  # LangGraph's special forms (issue 17)
+            return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         run.restore(saver.get_tuple(config))
@@ -575,12 +578,51 @@ class CompiledStateGraph:
         values: Any,
         as_node: str | None = None,
     ) -> dict[str, Any]:
+        if as_node in _BULK_ONLY:
+            return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         run.restore(await saver.aget_tuple(config))
         update_state_run(run, values, as_node)
         await flush_async(run)
         return run.checkpoint_config  # type: ignore[return-value]
+
+    def bulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """Apply super-steps of `StateUpdate`s, one checkpoint each (LangGraph's semantics)."""
+        from ._bulk import apply_superstep, check_supersteps
+
+        saver = self._require_saver()
+        check_supersteps(supersteps)
+        for updates in supersteps:
+            run = self._state_run(config, saver)
+            run.restore(saver.get_tuple(config))
+            apply_superstep(run, updates)
+            flush_sync(run)
+            config = run.checkpoint_config  # type: ignore[assignment]
+        return config
+
+    async def abulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """Async `bulk_update_state`."""
+        from ._bulk import apply_superstep, check_supersteps
+
+        saver = self._require_saver()
+        check_supersteps(supersteps)
+        for updates in supersteps:
+            run = self._state_run(config, saver)
+            run.restore(await saver.aget_tuple(config))
+            apply_superstep(run, updates)
+            await flush_async(run)
+            config = run.checkpoint_config  # type: ignore[assignment]
+        return config
+
+    def _state_run(self, config: dict[str, Any], saver: Any) -> Run:
+        # "sync" durability: the next super-step reads this one's checkpoint back
+        sink = Sink(frozenset(), False, _drop)
+        return Run(self, _merge(config), sink=sink, checkpointer=saver, durability="sync")
 
     # -- introspection --------------------------------------------------------------------------
 

@@ -199,7 +199,8 @@ class Run:
             return
         seen = self.root.seen_messages
         inputs = {message_id(m) for m in messages_in(task.input)}
-        for message in messages_in(task.update):
+        updates = task.update if isinstance(task.update, list) else (task.update,)
+        for message in (m for update in updates for m in messages_in(update)):
             mid = message_id(message)
             if mid is None:
                 self.push_message(task, _with_id(message), {})
@@ -336,15 +337,16 @@ class Run:
     def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:
         return prepare_tasks(
             self.plan, self.channels, candidates, self.step if step is None else step,
-            self.checkpoint_id or "", self.ns,
+            self.checkpoint_id or "", self.ns, self.stop,
         )
 
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         seen = self.seen.get(INTERRUPT_SEEN, {})
         changed = any(v > seen.get(ch, 0) for ch, v in self.versions.items())
+        # Send (push) tasks count too, as LangGraph's `should_interrupt` (issue 17: a
+        # ReAct agent's tools run as one Send per call)
         return changed and any(
-            t.path[0] == PULL and t.name != START and ("*" in names or t.name in names)
-            for t in tasks
+            t.name != START and ("*" in names or t.name in names) for t in tasks
         )
 
     def _static_interrupt(self) -> None:
@@ -527,7 +529,15 @@ class Run:
 
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set
-        update = {ch: v for ch, v in task.writes if ch in keys}
+        update = {}
+        count = 0
+        for ch, v in task.writes:
+            if ch in keys:
+                update[ch] = v
+                count += 1
+        if count > len(update):
+            # a key written twice (a list of Commands): one dict per write, as LangGraph
+            return [{ch: v} for ch, v in task.writes if ch in keys]
         return update or None
 
     def _emit_task_end(self, task: Task) -> None:

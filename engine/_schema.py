@@ -15,8 +15,11 @@ from typing import Any, Annotated, get_args, get_origin, get_type_hints
 import msgspec
 
 from ._channels import Channel, LastValue, Reducer
+from ._managed import ManagedValue, managed_specs, strip_required
 
-__all__ = ["FieldSpec", "channels_for", "object_to_dict", "reader_for", "schema_keys"]
+__all__ = [
+    "FieldSpec", "channels_for", "object_to_dict", "reader_for", "schema_keys", "schema_managed",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -85,13 +88,22 @@ def _default_factory(hint: Any) -> Callable[[], Any] | None:
 
 
 def field_specs(schema: Any) -> dict[str, FieldSpec]:
+    """The stored keys of a schema (managed keys are not: see `schema_managed`)."""
     specs = {}
-    for name, hint in _hints(schema).items():
-        if name.startswith("__") or get_origin(hint) is typing.ClassVar:
+    hints = _hints(schema)
+    managed = managed_specs(hints)
+    for name, hint in hints.items():
+        if name.startswith("__") or get_origin(hint) is typing.ClassVar or name in managed:
             continue
+        hint = strip_required(hint)  # `NotRequired[Annotated[list, add]]` keeps its reducer
         reducer = _reducer_of(hint)
         specs[name] = FieldSpec(name, reducer, _default_factory(hint) if reducer else None)
     return specs
+
+
+def schema_managed(schema: Any) -> dict[str, type[ManagedValue]]:
+    """The managed keys of a schema (`RemainingSteps`, `IsLastStep`), issue 17."""
+    return managed_specs(_hints(schema))
 
 
 def schema_keys(schema: Any) -> tuple[str, ...]:

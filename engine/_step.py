@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._channels import MISSING, Channel
+from ._managed import managed_values
 from ._plan import TASKS, NodePlan, Plan
 from .types import Interrupt, Send
 
@@ -108,6 +109,7 @@ def prepare_tasks(
     step: int,
     checkpoint_id: str,
     ns: str,
+    stop: int = 0,
 ) -> list[Task]:
     """The tasks of `step`: nodes with an available trigger, then one task per pending Send.
 
@@ -149,6 +151,8 @@ def prepare_tasks(
             value = copy.copy(inputs[node.input_group])
         else:
             value = _read(node, channels)
+            if node.managed:  # computed for this step, never stored (issue 17)
+                value.update(managed_values(node.managed, step, stop))
             if node.reader is not None:
                 value = node.reader(value)
             inputs[node.input_group] = value
@@ -163,7 +167,8 @@ def prepare_tasks(
                     continue
                 key = (checkpoint_id, ns, step, send.node, PUSH, index)
                 tasks.append(
-                    Task(None, node, send.arg, (PUSH, index), (PUSH,), ns, (1, index), key)
+                    # path as LangGraph shows it: (PUSH, index, False)
+                    Task(None, node, send.arg, (PUSH, index, False), (PUSH,), ns, (1, index), key)
                 )
     return tasks
 

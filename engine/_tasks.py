@@ -25,6 +25,7 @@ import anyio
 
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
+from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
 from ._step import Task
@@ -101,6 +102,8 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
         value = channel.preview(grouped[key]) if key in grouped else channel.value
         if value is not MISSING:
             values[key] = value
+    if branch.managed:  # a router sees its task's step (issue 17)
+        values.update(managed_values(branch.managed, run.step, run.stop))
     return branch.reader(values) if branch.reader is not None else values
 
 
@@ -232,7 +235,7 @@ async def _acall(run: Run, task: Task) -> None:
     try:
         if callee is None:
             output = task.input
-        elif callee.is_async:
+        elif callee.is_async or callee.afn is not None:
             output = await callee.acall(task.input, scope)
         else:
             ctx = contextvars.copy_context()
@@ -425,9 +428,12 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
             if len(todo) == 1 and (not live or todo[0].name == START):
+                # no yield here: a lone task's chunks reach the consumer once its writes
+                # are applied, as in LangGraph (a reducer's ids show in `updates`, issue 17)
                 execute_sync(run, todo[0])
                 flush_sync(run)
-                yield
+                if todo[0].error is not None:
+                    yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
             _raise_failure(tasks)
@@ -548,9 +554,10 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
                 break
             todo = _start(run, tasks)
             if len(todo) == 1 and (not live or todo[0].name == START):
-                await execute_async(run, todo[0])
+                await execute_async(run, todo[0])  # no yield: as the sync driver
                 await flush_async(run)
-                yield
+                if todo[0].error is not None:
+                    yield
             elif todo:
                 async with contextlib.aclosing(run_step(run, todo)) as step:
                     async for _ in step:

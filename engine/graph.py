@@ -14,7 +14,8 @@ import typing
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
-from ._schema import field_specs
+from ._managed import check_no_managed
+from ._schema import field_specs, schema_managed
 from .types import END, START, CachePolicy, RetryPolicy
 
 __all__ = ["StateGraph", "NodeSpec", "BranchSpec"]
@@ -75,6 +76,8 @@ class StateGraph(Generic[StateT]):
         self.output_schema = output_schema or state_schema
         self.fields = dict(field_specs(state_schema))
         for extra in (self.input_schema, self.output_schema):
+            if extra is not state_schema:  # issue 17: managed keys only in the state schema
+                check_no_managed(extra, schema_managed(extra))
             for name, spec in field_specs(extra).items():
                 self.fields.setdefault(name, spec)
         self.nodes: dict[str, NodeSpec] = {}

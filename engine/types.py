@@ -12,11 +12,13 @@ __all__ = [
     "Command",
     "END",
     "Interrupt",
+    "Overwrite",
     "PregelTask",
     "RetryPolicy",
     "START",
     "Send",
     "StateSnapshot",
+    "StateUpdate",
     "StreamMode",
     "StreamWriter",
     "default_retry_on",
@@ -45,6 +47,27 @@ class Send:
 
     def __hash__(self) -> int:
         return hash(self.node)
+
+
+@dataclasses.dataclass(slots=True)
+class Overwrite:
+    """Write `value` to a reducer key as is, bypassing its reducer (issue 17, LangGraph's
+    `langgraph.types.Overwrite`). Two in one step for one key is an `InvalidUpdateError`.
+
+    `type` lets the channel recognise the JSON form (`{"value": ..., "type": "__overwrite__"}`)
+    an HTTP client sends; `{"__overwrite__": value}` is accepted too.
+    """
+
+    value: Any
+    type: Literal["__overwrite__"] = "__overwrite__"
+
+
+class StateUpdate(NamedTuple):
+    """One update of `bulk_update_state`: values written as if `as_node` returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ LANGGRAPH_NAMES = [
     "StateGraph", "START", "END", "Send", "Command", "interrupt", "get_stream_writer",
     "RetryPolicy", "GraphRecursionError", "InvalidUpdateError", "Interrupt", "add_messages",
     "MessagesState", "get_config", "get_store", "Runtime", "CachePolicy", "entrypoint", "task",
+    "Overwrite", "StateUpdate", "RemainingSteps", "IsLastStep",  # issue 17
 ]
 
 
@@ -40,6 +41,15 @@ class S(TypedDict):
 
 def test_all_is_sorted() -> None:
     assert engine.__all__ == sorted(engine.__all__)
+
+
+@pytest.mark.parametrize("module", ["engine.managed", "engine.prebuilt"])
+def test_submodule_all_is_sorted_and_importable(module: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert mod.__all__ == sorted(mod.__all__)
+    assert all(hasattr(mod, name) for name in mod.__all__)
 
 
 def test_all_has_no_duplicates() -> None:

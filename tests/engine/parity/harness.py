@@ -34,11 +34,26 @@ LIBS = ("lg", "gr")
 _LG_IMPORTS = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState"),
     "langgraph.graph.message": ("add_messages",),
-    "langgraph.types": ("Send", "Command", "interrupt", "RetryPolicy", "Interrupt"),
+    "langgraph.types": (
+        "Send", "Command", "interrupt", "RetryPolicy", "Interrupt", "Overwrite", "StateUpdate",
+    ),
     "langgraph.config": ("get_stream_writer",),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.errors": ("GraphRecursionError", "InvalidUpdateError"),
     "langgraph.func": ("entrypoint", "task"),
+    "langgraph.managed": ("RemainingSteps", "IsLastStep"),
+    "langgraph.prebuilt": (
+        "ToolNode", "tools_condition", "create_react_agent", "InjectedState", "InjectedStore",
+        "ToolRuntime",
+    ),
+    "langgraph.store.memory": ("InMemoryStore",),
+}
+# Where graphrun keeps the names of a LangGraph module (default: `engine`).
+_GR_MODULES = {
+    "langgraph.checkpoint.memory": "checkpoints",
+    "langgraph.managed": "engine.managed",
+    "langgraph.prebuilt": "engine.prebuilt",
+    "langgraph.store.memory": "checkpoints.store",
 }
 
 
@@ -50,10 +65,8 @@ def load_lib(name: str) -> types.SimpleNamespace:
     for module, names in _LG_IMPORTS.items():
         if name == "lg":
             mod = importlib.import_module(module)
-        elif module == "langgraph.checkpoint.memory":
-            mod = importlib.import_module("checkpoints")
         else:
-            mod = importlib.import_module("engine")
+            mod = importlib.import_module(_GR_MODULES.get(module, "engine"))
         for attr in names:
             setattr(ns, attr, getattr(mod, attr))
     return ns
@@ -168,16 +181,15 @@ DELIBERATE_DIFFERENCES = {
 
 
 def _is_message_row(obj: Any) -> bool:
-    """A normalized `(message, metadata)` pair of the `messages` stream mode."""
-    if not (isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[1], dict)):
-        return False
-    message = obj[0]
+    """A normalized `(message, metadata)` pair of the `messages` stream mode (a scenario may
+    normalize the message itself in its own way; the metadata is LangGraph's)."""
     return (
-        isinstance(message, tuple)
-        and len(message) == 3
-        and isinstance(message[0], str)
-        and message[0].endswith(("Message", "MessageChunk"))
+        isinstance(obj, tuple)
+        and len(obj) == 2
+        and isinstance(obj[0], tuple)
+        and isinstance(obj[1], dict)
         and "langgraph_node" in obj[1]
+        and "langgraph_step" in obj[1]
     )
 
 

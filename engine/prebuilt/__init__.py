@@ -1,0 +1,39 @@
+"""Prebuilt tool agents, as LangGraph's `langgraph.prebuilt` (issue 17).
+
+`ToolNode`, `tools_condition`, `create_react_agent` and the tool injection markers need
+langchain-core (tools, messages, chat models): install the `langchain` extra,
+``pip install 'graphrun[langchain]'``. Importing `engine` itself never needs it.
+"""
+
+try:
+    import langchain_core  # noqa: F401
+except ImportError as error:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "engine.prebuilt needs langchain-core, which is not installed: "
+        "pip install 'graphrun[langchain]' (the `langchain` extra)"
+    ) from error
+
+from ._react_agent import AgentState, create_react_agent
+from ._tool_node import (
+    InjectedState,
+    InjectedStore,
+    ToolCallRequest,
+    ToolCallWithContext,
+    ToolInvocationError,
+    ToolNode,
+    ToolRuntime,
+    tools_condition,
+)
+
+__all__ = [
+    "AgentState",
+    "InjectedState",
+    "InjectedStore",
+    "ToolCallRequest",
+    "ToolCallWithContext",
+    "ToolInvocationError",
+    "ToolNode",
+    "ToolRuntime",
+    "create_react_agent",
+    "tools_condition",
+]
