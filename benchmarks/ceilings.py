@@ -16,7 +16,13 @@ How each is timed:
   thread;
 - `stream_messages*`: the case's chat model streaming its answer to a handler that does
   nothing, outside any graph;
-- `stream_multi`: one bare thread round trip (a `SimpleQueue` ping-pong) per super-step.
+- `stream_multi`: one bare thread round trip (a `SimpleQueue` ping-pong) per super-step;
+- `prebuilt_react_agent*` (issue 17): the case runs as in the suite, once per library, with
+  LangChain's chat model and tool invocations (`BaseChatModel.invoke`/`ainvoke`,
+  `BaseTool.invoke`/`ainvoke`: callbacks, message normalization, the scripted model, the
+  tool's argument validation and signature checks) and LangChain's message `__init__` wrapped
+  in a timer; the smaller of the two libraries' medians is the work both pay. Every variant
+  (async, with a saver) can be timed this way: the calls run one at a time.
 The two libraries' times come from the suite's own `run_case` (`--reps` repetitions each).
 """
 
@@ -48,6 +54,10 @@ DEFAULT_CASES = (
     "stream_multi",
     "stream_messages",
     "stream_messages_async",
+    "prebuilt_react_agent_10x",
+    "prebuilt_react_agent_10x_async",
+    "prebuilt_react_agent_100x",
+    "prebuilt_react_agent_100x_async",
 )
 
 
@@ -67,6 +77,24 @@ class _Clock:
             start = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
+            finally:
+                self.spans.append(time.perf_counter() - start)
+                self._inside.on = False
+
+        return timed
+
+    def wrap_async(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`wrap` for a coroutine function; the span includes what it awaits (LangChain's
+        callbacks), which is right while nothing else runs on the loop meanwhile."""
+
+        @functools.wraps(fn)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            if getattr(self._inside, "on", False):
+                return await fn(*args, **kwargs)
+            self._inside.on = True
+            start = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
             finally:
                 self.spans.append(time.perf_counter() - start)
                 self._inside.on = False
@@ -139,6 +167,56 @@ def _outside_graph_code(case: Case, lib: Lib, reps: int) -> float:
     return statistics.median(spans)
 
 
+@contextlib.contextmanager
+def _timed_langchain_calls(clock: _Clock) -> Iterator[None]:
+    """Time every chat model and tool invocation (class level, so both libraries' calls)."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool, StructuredTool, Tool
+
+    classes = (BaseChatModel, BaseTool, StructuredTool, Tool)  # the last two own an ainvoke
+    saved = [(cls, name, cls.__dict__[name]) for cls in classes
+             for name in ("invoke", "ainvoke") if name in cls.__dict__]
+    for cls, name, fn in saved:
+        setattr(cls, name, (clock.wrap_async if name == "ainvoke" else clock.wrap)(fn))
+    try:
+        yield
+    finally:
+        for cls, name, fn in saved:
+            setattr(cls, name, fn)
+
+
+def _langchain_work(case: Case, lib: Lib, reps: int) -> float:
+    """Median seconds per run of `lib`'s run spent in LangChain's model and tool calls and
+    message objects (see the docstring)."""
+    clock = _Clock()
+    loop = asyncio.new_event_loop() if case.is_async else None
+    with tempfile.TemporaryDirectory(prefix="graphrun-ceilings-") as tmpdir:
+        side = _Side(case, lib, case.size, tmpdir, loop)
+        side.open()
+        try:
+            with _timed_langchain_calls(clock), _timed_inits(_object_classes(None), clock):
+                for _ in range(2):
+                    side.rep(record=False)
+                clock.take()
+                spans = []
+                for _ in range(reps):
+                    side.rep(record=False)
+                    spans.append(clock.take())
+        finally:
+            side.close()
+            if loop is not None:
+                loop.close()
+    return statistics.median(spans)
+
+
+def _outside_langchain(case: Case, libs: list[Lib], reps: int) -> tuple[float, str]:
+    """The LangChain work both libraries pay: the smaller of the two sides' medians (each
+    library passes its own config and callbacks, so the two differ a little)."""
+    spans = {lib.name: _langchain_work(case, lib, reps) for lib in libs}
+    shown = ", ".join(f"{name} {span * 1e3:.3g}" for name, span in spans.items())
+    return min(spans.values()), f"LangChain model and tool calls, messages; {shown}"
+
+
 def _outside_chat_model(case: Case, reps: int) -> float:
     """Median seconds for the case's chat model to stream its answer to a no-op handler."""
     from langchain_core.callbacks import BaseCallbackHandler
@@ -198,12 +276,17 @@ def _thread_round_trip(count: int = 2000) -> float:
 
 
 def _supported(case: Case) -> bool:
-    if case.name.startswith("stream_messages") or case.name == "stream_multi":
+    if case.name.startswith(("stream_messages", "prebuilt_react_agent")):
+        return True
+    if case.name == "stream_multi":
         return True
     return not case.is_async and case.saver is None and case.stream_mode is None
 
 
-def _outside(case: Case, lib: Lib, reps: int) -> tuple[float, str]:
+def _outside(case: Case, libs: list[Lib], reps: int) -> tuple[float, str]:
+    lib = libs[0]
+    if case.name.startswith("prebuilt_react_agent"):
+        return _outside_langchain(case, libs, reps)
     if case.name.startswith("stream_messages"):
         return _outside_chat_model(case, reps), "the chat model's token loop"
     if case.name == "stream_multi":
@@ -225,12 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     if unsupported:
         print(
             f"cannot time the work outside the engine of {unsupported}: only sync cases without "
-            "a saver, stream_multi and stream_messages*",
+            "a saver, stream_multi, stream_messages* and prebuilt_react_agent*",
             file=sys.stderr,
         )
         return 2
     libs = load_libs(True)
-    graphrun = libs[0]
     print("| case | graphrun ms | LangGraph ms | ratio | outside the engine | ceiling | engine |")
     print("|---|---:|---:|---:|---|---:|---:|")
     for name in args.cases:
@@ -239,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         if "graphrun" not in result:
             print(f"{name}: {result.get('error', 'not measured')}", file=sys.stderr)
             continue
-        outside, what = _outside(case, graphrun, args.reps)
+        outside, what = _outside(case, libs, args.reps)
         ours = result["graphrun"]["median_ms"] / 1e3
         theirs = result["langgraph"]["median_ms"] / 1e3 if result.get("langgraph") else None
         row = [name, f"{ours * 1e3:.3g}", "", "", f"{outside * 1e3:.3g} ms ({what})", "", ""]
