@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 
 from checkpoints import InMemorySaver
@@ -240,3 +240,26 @@ def test_parallel_calls_raise_interrupts_and_errors_as_themselves(is_async: bool
     assert [i.value for i in out["__interrupt__"]] == ["ok?"]
     with pytest.raises(ValueError, match="nope"):
         run(ai("", ("nap", {"n": 1}, "c1"), ("fail", {"q": "x"}, "c2"), id="b"), "e")
+
+
+class _MyAI(AIMessage):
+    pass
+
+
+class _MyTool(ToolMessage):
+    pass
+
+
+@pytest.mark.parametrize("ai_class", [AIMessage, _MyAI, AIMessageChunk])
+def test_react_agent_checks_history_of_message_subclasses(ai_class: type) -> None:
+    """The history check looks message classes up once (issue 17 benchmark): subclasses and
+    chunks still count as AI and tool messages, as LangGraph 1.2.22's isinstance checks."""
+    call = {"name": "nap", "args": {"n": 1}, "id": "c1"}
+    unanswered = [HumanMessage("go", id="h"), ai_class(content="", tool_calls=[call], id="a")]
+    agent = create_react_agent(FakeToolModel(script=[ai("done", id="z")]), [nap])
+    with pytest.raises(ValueError, match="do not have a corresponding ToolMessage"):
+        agent.invoke({"messages": unanswered})
+    for tool_class in (ToolMessage, _MyTool):
+        answered = [*unanswered, tool_class(content="ok", tool_call_id="c1", id="t")]
+        agent = create_react_agent(FakeToolModel(script=[ai("done", id="z")]), [nap])
+        assert agent.invoke({"messages": answered})["messages"][-1].content == "done"
