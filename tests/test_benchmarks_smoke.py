@@ -142,3 +142,38 @@ def test_ceilings_clock_counts_a_nested_timed_call_once() -> None:
     outer()
     assert 0.05 <= clock.take() < 0.09  # counted twice it would be >= 0.1
     assert clock.take() == 0  # taking resets
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["prebuilt_react_agent_10x", "prebuilt_react_agent_10x_async"])
+def test_ceilings_time_langchain_calls_of_a_prebuilt_agent_run(name: str) -> None:
+    """For the prebuilt agent (issue 17) the ceiling is LangChain's model and tool calls: a
+    share of the run, strictly between nothing and all of it, and the classes put back."""
+    if not _importable("langchain_core"):
+        pytest.skip("needs langchain-core")
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool, StructuredTool
+
+    from benchmarks import all_cases, ceilings
+    from benchmarks._harness import load_libs
+
+    own = [BaseChatModel.__dict__["invoke"], BaseTool.__dict__["invoke"],
+           StructuredTool.__dict__["ainvoke"]]
+    case = next(case for case in all_cases() if case.name == name)
+    share = ceilings._langchain_share(case, load_libs(False)[0], reps=3)
+
+    assert 0.2 < share < 1, share  # ~0.75 measured: most of the run, never all of it
+    assert [BaseChatModel.__dict__["invoke"], BaseTool.__dict__["invoke"],
+            StructuredTool.__dict__["ainvoke"]] == own
+
+
+def test_ceilings_async_clock_counts_a_nested_timed_call_once() -> None:
+    import asyncio
+
+    from benchmarks.ceilings import _Clock
+
+    clock = _Clock()
+    inner = clock.wrap_async(lambda: asyncio.sleep(0.05))
+    outer = clock.wrap_async(lambda: inner())
+    asyncio.run(outer())
+    assert 0.05 <= clock.take() < 0.09  # counted twice it would be >= 0.1
