@@ -12,8 +12,7 @@ from typing import Any
 import aiosqlite
 import anyio
 
-from checkpoints._schema_versions import amigrate
-from checkpoints._sqlite_wal import aenable_wal
+from checkpoints.sqlite_files import aenable_wal, amigrate
 
 __all__ = ["RecordFile"]
 

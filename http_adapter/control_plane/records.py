@@ -2,7 +2,7 @@
 that run them, and OAuth providers. Every query is scoped by tenant where a client asks.
 
 One file, `<data_dir>/control.sqlite`, versioned as the `control_plane` component of the shared
-schema table (`checkpoints._schema_versions`). Bodies are the msgspec-encoded records (JSON);
+schema table (`checkpoints.sqlite_files`). Bodies are the msgspec-encoded records (JSON);
 the columns beside them are what queries filter and sort on. Secret values never enter a body:
 deployments keep masked values there and the real ones Fernet-encrypted in `secrets`; providers
 keep their client secret encrypted in `client_secret`.
@@ -20,8 +20,7 @@ import aiosqlite
 import anyio
 import msgspec
 
-from checkpoints._schema_versions import amigrate
-from checkpoints._sqlite_wal import aenable_wal
+from checkpoints.sqlite_files import aenable_wal, amigrate
 
 from .schemas import Deployment, OAuthProviderResponse, Revision, Secret
 from .secrets import SecretBox

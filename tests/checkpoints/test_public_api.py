@@ -49,3 +49,13 @@ def test_postgres_classes_are_public_but_lazy() -> None:
 
     assert checkpoints.PostgresSaver is PostgresSaver
     assert checkpoints.store.PostgresStore is PostgresStore
+
+
+def test_sqlite_files_is_the_public_door_to_shared_sqlite_plumbing() -> None:
+    import checkpoints.sqlite_files as sqlite_files
+
+    assert sqlite_files.__all__ == sorted(sqlite_files.__all__)
+    assert all(callable(getattr(sqlite_files, name)) for name in sqlite_files.__all__)
+    # the agent server and the control plane import no private module of `checkpoints`
+    for path in (ROOT / "http_adapter").rglob("*.py"):
+        assert "checkpoints._" not in path.read_text(), path
