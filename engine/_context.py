@@ -50,7 +50,8 @@ class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
     __slots__ = (
-        "task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "calls"
+        "task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "calls",
+        "children",
     )
 
     def __init__(self, task: Task, run: RunContext) -> None:
@@ -62,6 +63,7 @@ class TaskScope:
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
         self.calls = 0  # `@task` calls made so far: the index in a called task's id (issue 17)
+        self.children: Any = None  # the calls a graph's node started, waited for at its end
 
     @property
     def ns(self) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 
+from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
@@ -154,11 +155,15 @@ def _call_sync(run: Run, task: Task) -> None:
     lc_token = _langchain_context(run, scope)
     try:
         output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
+        if scope.children is not None:  # the `@task`s the node called (issue 17)
+            close_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for branch in task.node.branches:
             state = _local_state(run, task, branch)
             task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
     finally:
+        if scope.children is not None:
+            close_children(scope, True)
         if lc_token is not None:
             lc_token.var.reset(lc_token)
         current_scope.reset(token)
@@ -237,6 +242,8 @@ async def _acall(run: Run, task: Task) -> None:
         else:
             ctx = contextvars.copy_context()
             output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope)
+        if scope.children is not None:  # the `@task`s the node called (issue 17)
+            await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for branch in task.node.branches:
             state = _local_state(run, task, branch)
@@ -246,6 +253,8 @@ async def _acall(run: Run, task: Task) -> None:
                 result = branch.router.call(state, scope)
             task.writes.extend(_route_writes(run, branch, result))
     finally:
+        if scope.children is not None:
+            await aclose_children(scope, True)
         if lc_token is not None:
             lc_token.var.reset(lc_token)
         current_scope.reset(token)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import scenarios_func, scenarios_llm, scenarios_resume  # noqa: F401  (they register into SCENARIOS)
+from . import scenarios_func, scenarios_llm, scenarios_more, scenarios_resume  # noqa: F401  (they register into SCENARIOS)
 from .harness import as_graphrun, first_difference, load_lib
 from .scenarios import SCENARIOS
 

@@ -1,0 +1,206 @@
+"""More parity scenarios (issue 17, second pass): `@task`s called inside `StateGraph` nodes,
+named task inputs in events, `messages` metadata, config metadata, join triggers, step order,
+drawn graphs and LangChain events. Registered into `scenarios.SCENARIOS`.
+
+Calls of one node run in parallel, so a scenario that streams them makes each call sleep a
+different time (`LAG` apart): every call starts before any finishes, and they finish in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import time
+from typing import Annotated, Any, TypedDict
+
+from .harness import Transcript
+from .scenarios import LAG, cfg, scenario
+
+MODES = ["updates", "values", "tasks", "checkpoints", "debug", "custom"]
+
+
+class LogState(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+async def _collect(agen: Any) -> list[Any]:
+    return [item async for item in agen]
+
+
+def _task_graph(lib: Any, calls: list[Any], *, is_async: bool, checkpointer: Any = None) -> Any:
+    """A node fanning out to two parallel calls, then asking a question through a third."""
+
+    @lib.task
+    def square(x: int) -> int:
+        time.sleep(LAG * (x + 1))  # square(0) finishes first
+        calls.append(("square", x))
+        lib.get_stream_writer()({"squared": x})
+        return x * x
+
+    @lib.task
+    async def asquare(x: int) -> int:
+        await asyncio.sleep(LAG * (x + 1))
+        calls.append(("asquare", x))
+        return x * x
+
+    @lib.task
+    def ask(total: int) -> Any:
+        calls.append(("ask", total))
+        return lib.interrupt({"total": total})
+
+    def node(state: LogState) -> dict[str, Any]:
+        futures = [square(i) for i in range(2)]
+        squares = [f.result() for f in futures]
+        return {"log": [*squares, ask(sum(squares)).result()]}
+
+    async def anode(state: LogState) -> dict[str, Any]:
+        squares = list(await asyncio.gather(*[asquare(i) for i in range(2)]))
+        return {"log": [*squares, await ask(sum(squares))]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("work", anode if is_async else node)
+    b.add_node("after", lambda state: {"log": ["after"]})
+    b.add_edge(lib.START, "work")
+    b.add_edge("work", "after")
+    return b.compile(checkpointer=checkpointer)
+
+
+@scenario
+def more_task_in_node_sync(lib: Any) -> list[Any]:
+    """@tasks called in a sync StateGraph node: parallel futures, every mode, an interrupt in a
+    task and the resume (finished calls are not run again), state and history."""
+    t = Transcript()
+    calls: list[Any] = []
+    g = _task_graph(lib, calls, is_async=False, checkpointer=lib.InMemorySaver())
+    t.stream("leg1", g, {"log": []}, cfg("1"), stream_mode=MODES)
+    t.state("state1", g, cfg("1"))
+    t.add("calls1", sorted(calls))
+    t.stream("leg2", g, lib.Command(resume=5), cfg("1"), stream_mode=MODES)
+    t.add("calls2", sorted(calls))
+    t.state("state2", g, cfg("1"))
+    t.add("history", list(g.get_state_history(cfg("1"))))
+    t.stream("subgraphs", g, {"log": []}, cfg("2"), stream_mode=["updates", "values"],
+             subgraphs=True)
+    t.call("no_checkpointer", _task_graph(lib, [], is_async=False).invoke, {"log": []})
+    return t.items
+
+
+@scenario
+def more_task_in_node_async(lib: Any) -> list[Any]:
+    """@tasks called in an async StateGraph node (gathered), interrupt and resume."""
+    t = Transcript()
+    calls: list[Any] = []
+    g = _task_graph(lib, calls, is_async=True, checkpointer=lib.InMemorySaver())
+
+    async def main() -> None:
+        async for item in g.astream({"log": []}, cfg("1"),
+                                    stream_mode=["updates", "values", "tasks"]):
+            t.add("astream", item)
+        t.add("state", await g.aget_state(cfg("1")))
+        t.add("calls1", sorted(calls))
+        async for item in g.astream(lib.Command(resume=7), cfg("1"),
+                                    stream_mode=["updates", "values"]):
+            t.add("resume", item)
+        t.add("calls2", sorted(calls))
+        t.add("ainvoke", await _task_graph(lib, [], is_async=True).ainvoke({"log": []}))
+
+    asyncio.run(main())
+    return t.items
+
+
+@scenario
+def more_task_in_node_failure(lib: Any) -> list[Any]:
+    """A failing call fails its node; the resumed run does not re-run the finished call."""
+    t = Transcript()
+    calls: list[str] = []
+    broken = {"on": True}
+
+    @lib.task
+    def good(x: int) -> int:
+        time.sleep(LAG)
+        calls.append("good")
+        return x + 1
+
+    @lib.task
+    def flaky(x: int) -> int:
+        time.sleep(2 * LAG)
+        calls.append("flaky")
+        if broken["on"]:
+            raise ValueError("flaky broke")
+        return x * 100
+
+    def node(state: LogState) -> dict[str, Any]:
+        a, b = good(1), flaky(1)
+        return {"log": [a.result(), b.result()]}
+
+    builder = lib.StateGraph(LogState)
+    builder.add_node("both", node)
+    builder.add_edge(lib.START, "both")
+    g = builder.compile(checkpointer=lib.InMemorySaver())
+    modes = ["updates", "tasks", "values"]
+    t.stream("fail", g, {"log": []}, cfg("1"), stream_mode=modes)
+    t.state("failed_state", g, cfg("1"))
+    broken["on"] = False
+    t.stream("resume", g, None, cfg("1"), stream_mode=modes)
+    t.add("calls", list(calls))
+    return t.items
+
+
+@scenario
+def more_task_in_subgraph_node(lib: Any) -> list[Any]:
+    """A call in a subgraph's node: namespaces with subgraphs=True, none without."""
+    t = Transcript()
+
+    @lib.task
+    def tag(items: list) -> list:
+        return [*items, "tagged"]
+
+    def inner_node(state: LogState) -> dict[str, Any]:
+        return {"log": tag(state["log"]).result()[-1:]}
+
+    inner = lib.StateGraph(LogState)
+    inner.add_node("inner_node", inner_node)
+    inner.add_edge(lib.START, "inner_node")
+    outer = lib.StateGraph(LogState)
+    outer.add_node("sub", inner.compile())
+    outer.add_edge(lib.START, "sub")
+    g = outer.compile(checkpointer=lib.InMemorySaver())
+    for subgraphs in (False, True):
+        t.stream(f"subgraphs={subgraphs}", g, {"log": []}, cfg(f"s{subgraphs}"),
+                 stream_mode=["updates", "values", "tasks"], subgraphs=subgraphs)
+    return t.items
+
+
+@scenario
+def more_task_in_node_messages(lib: Any) -> list[Any]:
+    """A streaming chat model called inside a task called by a node (sync and async): each
+    token once, with LangGraph's metadata (the call's node, path and checkpoint_ns)."""
+    from .scenarios_llm import _inputs, _talker_class
+
+    t = Transcript()
+    model = _talker_class()().with_config(tags=["tagged"])
+
+    @lib.task
+    def talk(messages: list) -> Any:
+        return model.invoke(messages)
+
+    @lib.task
+    async def atalk(messages: list) -> Any:
+        return await model.ainvoke(messages)
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [talk(state["messages"]).result()]}
+
+    async def anode(state: Any) -> dict[str, Any]:
+        return {"messages": [await atalk(state["messages"])]}
+
+    for label, fn in (("sync", node), ("async", anode)):
+        b = lib.StateGraph(lib.MessagesState)
+        b.add_node("chat", fn)
+        b.add_edge(lib.START, "chat")
+        g = b.compile(checkpointer=lib.InMemorySaver())
+        t.call(f"{label}_astream", lambda g=g: asyncio.run(_collect(g.astream(
+            _inputs(), cfg(label), stream_mode=["messages", "updates"], subgraphs=True))))
+        if label == "sync":
+            t.stream("sync_stream", g, _inputs(), cfg("s2"), stream_mode="messages")
+    return t.items
