@@ -15,6 +15,7 @@ from .errors import (
     GraphrunError,
     InvalidUpdateError,
     NodeInterrupt,
+    NodeTimeoutError,
     ParentCommand,
 )
 from .graph import StateGraph
@@ -30,6 +31,7 @@ from .types import (
     StateSnapshot,
     StreamMode,
     StreamWriter,
+    TimeoutPolicy,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "InvalidUpdateError",
     "MessagesState",
     "NodeInterrupt",
+    "NodeTimeoutError",
     "ParentCommand",
     "PregelTask",
     "REMOVE_ALL_MESSAGES",
@@ -56,6 +59,7 @@ __all__ = [
     "StateSnapshot",
     "StreamMode",
     "StreamWriter",
+    "TimeoutPolicy",
     "add_messages",
     "emit_message",
     "entrypoint",

@@ -18,6 +18,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -28,8 +29,9 @@ from ._plan import NodePlan
 from ._run import Outcome, Run, pending_by_task
 from ._step import PUSH, Task, task_id
 from ._stream import task_result_payload
+from ._timeout import timeout_policy
 from .errors import GraphInterrupt
-from .types import CachePolicy, Interrupt, RetryPolicy
+from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
 
 __all__ = [
     "PREVIOUS", "RETURN", "AsyncioCalls", "CallingRun", "GroupCalls", "TaskFunction", "is_call",
@@ -137,6 +139,7 @@ class TaskFunction:
         name: str | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         cache_policy: CachePolicy | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> None:
         if not callable(func):
             raise TypeError(f"@task needs a function, got {type(func).__name__}")
@@ -158,6 +161,7 @@ class TaskFunction:
             is_async=callee.is_async,
             is_subgraph=False,
             writer=_return_writes,
+            timeout=timeout_policy(timeout, callee.is_async, self.name, "Task"),
         )
         functools.update_wrapper(self, func)  # type: ignore[arg-type]
 
@@ -172,6 +176,8 @@ class TaskFunction:
         in_async = scope.task.node.is_async
         if self.node.is_async and not in_async:
             raise RuntimeError("In an sync context async tasks cannot be called")
+        if scope.watch is not None:
+            scope.watch.progress()  # a call is progress of a timed caller
         call = _new_call(self.node, scope, (args, kwargs))
         run.task_started(call)
         done, resume = run.saved_call(call.id)
@@ -187,15 +193,18 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
     **legacy: Any,
 ) -> Any:
-    """Decorator: `@task` or `@task(name=..., retry_policy=..., cache_policy=...)`."""
+    """Decorator: `@task` or `@task(name=..., retry_policy=..., cache_policy=..., timeout=...)`."""
     retry_policy = retry_policy or legacy.pop("retry", None)
     if legacy:
         raise TypeError(f"task() got unexpected arguments: {sorted(legacy)}")
 
     def wrap(func: Callable[..., Any]) -> TaskFunction:
-        return TaskFunction(func, name=name, retry_policy=retry_policy, cache_policy=cache_policy)
+        return TaskFunction(
+            func, name=name, retry_policy=retry_policy, cache_policy=cache_policy, timeout=timeout
+        )
 
     return wrap(__func_or_none__) if __func_or_none__ is not None else wrap
 

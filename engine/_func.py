@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 import anyio
@@ -28,8 +29,9 @@ from ._pregel import CompiledStateGraph
 from ._run import Run
 from ._step import Task
 from ._tasks import _on_asyncio
+from ._timeout import timeout_policy
 from .graph import NodeSpec
-from .types import END, START, CachePolicy, RetryPolicy
+from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 
 __all__ = ["EntrypointGraph", "EntrypointRun", "entrypoint"]
 
@@ -66,6 +68,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         context_schema: Any = None,
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
         **legacy: Any,
     ) -> None:
         retry_policy = retry_policy or legacy.pop("retry", None)
@@ -78,6 +81,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         self.context_schema = context_schema
         self.cache_policy = cache_policy
         self.retry_policy = retry_policy
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __call__(self, func: Callable[..., Any]) -> EntrypointGraph:
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
@@ -101,6 +105,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
             index=1,
             input_group=0,
             writer=_entry_writes,
+            timeout=timeout_policy(self.timeout, callee.is_async, name),
         )
         plan = Plan(
             channels={

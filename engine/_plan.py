@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
 from ._schema import channels_for, field_specs, object_to_dict, reader_for
+from ._timeout import timeout_policy
 from .errors import InvalidUpdateError
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -72,6 +73,7 @@ class NodePlan:
     # Turns the node's return value into writes instead of reading it as a state update: an
     # `@entrypoint` (END and `__previous__`) or a `@task` (`__return__`) node (issue 17).
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
+    timeout: Any = None  # a TimeoutPolicy: each attempt runs under it (`_timeout.py`)
 
 
 @dataclasses.dataclass(slots=True)
@@ -200,6 +202,7 @@ def build_plan(
             is_subgraph=callee.kind == "graph",
             index=index,
             input_group=group,
+            timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

@@ -30,6 +30,7 @@ from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
 from ._step import Task
 from ._stream import Wakeup
+from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -139,7 +140,7 @@ def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
 
 def _langchain_context(run: Run, scope: TaskScope) -> Any:
     """Let LangChain runnables called inside the node inherit the task config (callbacks)."""
-    if not run.lc_callbacks:
+    if not run.lc_callbacks and (scope.watch is None or not scope.watch.langchain):
         return None
     from langchain_core.runnables.config import var_child_runnable_config
 
@@ -229,8 +230,11 @@ def _in_scope(scope: TaskScope, fn: Any, *args: Any) -> Any:
         current_scope.reset(token)
 
 
-async def _acall(run: Run, task: Task) -> None:
+async def _acall(run: Run, task: Task, watch: Any = None) -> None:
     scope = TaskScope(task, run)
+    if watch is not None:  # a timed attempt (issue 17): its progress signals touch the watch
+        scope.watch = watch
+        scope.writer = watch.writer(scope.writer)
     callee = task.node.callee
     token = current_scope.set(scope)
     lc_token = _langchain_context(run, scope)
@@ -269,7 +273,10 @@ async def execute_async(run: Run, task: Task) -> None:
     while True:
         try:
             try:
-                await _acall(run, task)
+                if task.node.timeout is None:
+                    await _acall(run, task)
+                else:
+                    await run_timed(_acall, run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
             _done(run, task)

@@ -204,3 +204,121 @@ def more_task_in_node_messages(lib: Any) -> list[Any]:
         if label == "sync":
             t.stream("sync_stream", g, _inputs(), cfg("s2"), stream_mode="messages")
     return t.items
+
+
+# --- timeout= (LangGraph 1.2's TimeoutPolicy) ----------------------------------------------------
+
+
+def _timeouts(lib: Any) -> tuple[Any, Any, Any]:
+    """TimeoutPolicy and NodeTimeoutError (not in the shared `load_lib`), and Runtime."""
+    import importlib
+
+    if lib.name == "lg":
+        types, errors = importlib.import_module("langgraph.types"), importlib.import_module(
+            "langgraph.errors")
+        runtime = importlib.import_module("langgraph.runtime").Runtime
+    else:
+        types = errors = importlib.import_module("engine")
+        runtime = types.Runtime
+    return types.TimeoutPolicy, errors.NodeTimeoutError, runtime
+
+
+def _timeout_error(error: BaseException) -> Any:
+    """A timeout error without its elapsed time (which differs from run to run)."""
+    import re
+
+    text = re.sub(r"elapsed: [0-9.]+s", "elapsed: <s>", str(error))
+    fields = ("node", "kind", "timeout", "run_timeout", "idle_timeout")
+    return (type(error).__name__, text, {f: getattr(error, f, None) for f in fields})
+
+
+@scenario
+def more_timeout_policies(lib: Any) -> list[Any]:
+    """timeout= on @task, @entrypoint and add_node: sync refused, run and idle timeouts (custom
+    chunks or heartbeats as progress), a caught timeout, a retried one, coercion."""
+    from datetime import timedelta
+
+    TimeoutPolicy, NodeTimeoutError, Runtime = _timeouts(lib)
+    t = Transcript()
+    t.call("coerce_number", TimeoutPolicy.coerce, 5)
+    t.call("coerce_delta", TimeoutPolicy.coerce, TimeoutPolicy(idle_timeout=timedelta(seconds=2)))
+    t.call("coerce_empty", TimeoutPolicy.coerce, TimeoutPolicy())
+    t.call("coerce_negative", TimeoutPolicy.coerce, -1)
+    t.call("coerce_refresh", TimeoutPolicy.coerce, TimeoutPolicy(idle_timeout=1, refresh_on="x"))
+    t.call("sync_task", lambda: lib.task(timeout=1)(lambda x: x))
+    t.call("sync_entrypoint", lambda: lib.entrypoint(timeout=1)(lambda x: x))
+    b = lib.StateGraph(LogState)
+    b.add_node("sync_node", lambda state: {}, timeout=1)
+    b.add_edge(lib.START, "sync_node")
+    t.call("sync_node", b.compile)
+
+    @lib.task(timeout=0.1)
+    async def slow(x: int) -> int:
+        await asyncio.sleep(1)
+        return x
+
+    @lib.task(timeout=TimeoutPolicy(idle_timeout=0.25))
+    async def chatty(x: int) -> int:
+        writer = lib.get_stream_writer()
+        for i in range(4):
+            await asyncio.sleep(0.1)
+            writer({"chatty": i})
+        return x
+
+    @lib.task(timeout=TimeoutPolicy(idle_timeout=0.25, refresh_on="heartbeat"))
+    async def quiet(x: int, runtime: Runtime) -> int:
+        writer = lib.get_stream_writer()
+        for i in range(2):
+            writer({"quiet": i})  # not progress with refresh_on="heartbeat"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1)
+        return x
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    async def flow(x: int) -> Any:
+        out = [await chatty(x)]
+        for fn in (slow, quiet):
+            try:
+                out.append(await fn(x))
+            except NodeTimeoutError as error:
+                out.append(_timeout_error(error))
+        return out
+
+    async def main() -> None:
+        async for item in flow.astream(1, cfg("1"), stream_mode=["updates", "custom"]):
+            t.add("flow", item)
+
+    asyncio.run(main())
+
+    attempts: list[int] = []
+
+    async def flaky(state: LogState, runtime: Runtime) -> dict[str, Any]:
+        attempts.append(len(attempts))
+        for _ in range(3):
+            await asyncio.sleep(0.1 if len(attempts) > 1 else 0.4)
+            runtime.heartbeat()
+        return {"log": [len(attempts)]}
+
+    g = lib.StateGraph(LogState)
+    g.add_node("flaky", flaky, timeout=TimeoutPolicy(idle_timeout=0.25),
+               retry_policy=lib.RetryPolicy(initial_interval=0.01, jitter=False))
+    g.add_node("capped", slow_node, timeout=0.1)
+    g.add_edge(lib.START, "flaky")
+    g.add_edge("flaky", "capped")
+    graph = g.compile()
+
+    async def run_graph() -> None:
+        try:
+            async for item in graph.astream({"log": []}, stream_mode="updates"):
+                t.add("graph", item)
+        except NodeTimeoutError as error:
+            t.add("graph_error", _timeout_error(error))
+
+    asyncio.run(run_graph())
+    t.add("attempts", list(attempts))
+    return t.items
+
+
+async def slow_node(state: LogState) -> dict[str, Any]:
+    await asyncio.sleep(1)
+    return {"log": ["never"]}
