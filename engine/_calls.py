@@ -35,7 +35,7 @@ from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
 
 __all__ = [
     "PREVIOUS", "RETURN", "AsyncioCalls", "CallingRun", "GroupCalls", "TaskFunction", "is_call",
-    "aclose_children", "close_children", "own_calls", "spawner", "task",
+    "aclose_children", "close_children", "named_input", "own_calls", "spawner", "task",
 ]
 
 PREVIOUS = "__previous__"
@@ -222,6 +222,30 @@ def _new_call(node: NodePlan, scope: TaskScope, value: Any) -> Task:
     return Task(tid, node, value, (PUSH, parent.path, index, True), (PUSH,), parent.ns, (1, index))
 
 
+def named_input(task: Task) -> Any:
+    """A call's arguments by parameter name, defaults filled in, `**kwargs` spread: how
+    LangGraph's `events` show a task's input (issue 17)."""
+    args, kwargs = task.input
+    func = getattr(task.node.callee, "fn", None)
+    try:
+        bound = _signature(func.task_func).bind(*args, **kwargs)  # type: ignore[union-attr]
+    except (AttributeError, TypeError, ValueError):
+        return task.input
+    bound.apply_defaults()
+    out: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        if bound.signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        else:
+            out[name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(func)
+
+
 def _result_of(writes: list[tuple[str, Any]]) -> Any:
     return next((v for ch, v in writes if ch == RETURN), None)
 
@@ -278,6 +302,7 @@ def _task_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
                 kwargs = _inject(args, kwargs, wanted)
             return await func(*args, **kwargs)
 
+        acall.task_func = func  # type: ignore[attr-defined]  # (named_input)
         return acall
 
     def call(value: Any) -> Any:
@@ -287,6 +312,7 @@ def _task_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
         with own_calls():
             return func(*args, **kwargs)
 
+    call.task_func = func  # type: ignore[attr-defined]  # (named_input)
     return call
 
 

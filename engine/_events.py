@@ -79,7 +79,7 @@ class Events:
     def node_start(self, task: Task) -> None:
         tags, metadata, parents = self._node(task)
         self._push(self._event("on_chain_start", task.name, task.id, tags, metadata,
-                               {"input": task.input}, parents))
+                               {"input": _input(task)}, parents))
 
     def node_end(self, task: Task) -> None:
         tags, metadata, parents = self._node(task)
@@ -88,7 +88,7 @@ class Events:
             self._push(self._event("on_chain_stream", task.name, task.id, tags, metadata,
                                    {"chunk": output}, parents))
         self._push(self._event("on_chain_end", task.name, task.id, tags, metadata,
-                               {"output": output, "input": task.input}, parents))
+                               {"output": output, "input": _input(task)}, parents))
         if self.run.parent is None:
             self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
                                    self.metadata, {"chunk": {task.name: output}}, []))
@@ -104,7 +104,7 @@ class Events:
     def node_error(self, task: Task, error: BaseException) -> None:
         tags, metadata, parents = self._node(task)
         self._push(self._event("on_chain_error", task.name, task.id, tags, metadata,
-                               {"error": error, "input": task.input}, parents))
+                               {"error": error, "input": _input(task)}, parents))
 
     def chat_model(
         self, task: Task, kind: str, name: str, run_id: str, data: dict[str, Any],
@@ -113,3 +113,12 @@ class Events:
         """A chat model event from the LangChain bridge, nested under the node's task."""
         parents = [*self.parents, self.run_id, task.id]
         self._push(self._event(kind, name, run_id, tags, metadata, data, parents))
+
+
+def _input(task: Task) -> Any:
+    """A node's input as it is; a called `@task`'s arguments by name (as LangGraph)."""
+    if task.node.writer is None or not isinstance(task.input, tuple):
+        return task.input
+    from ._calls import is_call, named_input
+
+    return named_input(task) if is_call(task) else task.input

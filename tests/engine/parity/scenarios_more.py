@@ -322,3 +322,44 @@ def more_timeout_policies(lib: Any) -> list[Any]:
 async def slow_node(state: LogState) -> dict[str, Any]:
     await asyncio.sleep(1)
     return {"log": ["never"]}
+
+
+# --- events: a called task's input by name ------------------------------------------------------
+
+
+def _task_events(events: list[dict[str, Any]], names: tuple[str, ...]) -> list[Any]:
+    return [(e["event"], e["name"], e["data"]) for e in events if e["name"] in names]
+
+
+@scenario
+def more_task_events_named_input(lib: Any) -> list[Any]:
+    """astream_events shows a called task's arguments by name, defaults filled in, `*args` as
+    a tuple and `**kwargs` spread (in an entrypoint and in a graph's node)."""
+    t = Transcript()
+
+    @lib.task
+    def add(a: int, b: int = 2, *rest: int, k: int = 1, **extra: Any) -> int:
+        return a + b + sum(rest) + k
+
+    @lib.task
+    def scaled(x: int, *, writer: Any = None, store: Any = None) -> int:
+        return x * 10
+
+    @lib.entrypoint()
+    def flow(x: int) -> list[int]:
+        return [add(x, 3).result(), add(x, k=5).result(), add(1, 2, 3, 4, k=2, z=1).result(),
+                scaled(x).result()]
+
+    def node(state: LogState) -> dict[str, Any]:
+        return {"log": [add(7).result()]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("node", node)
+    b.add_edge(lib.START, "node")
+    graph = b.compile()
+    names = ("add", "scaled")
+    t.call("entrypoint", lambda: _task_events(asyncio.run(_collect(
+        flow.astream_events(1, version="v2"))), names))
+    t.call("graph", lambda: _task_events(asyncio.run(_collect(
+        graph.astream_events({"log": []}, version="v2"))), names))
+    return t.items
