@@ -211,11 +211,22 @@ def is_message(value: Any) -> bool:
 
 
 def messages_in(value: Any) -> list[Any]:
-    """The messages held by a state update or input (top-level values and lists of them)."""
+    """The messages held by a state update or input (top-level values and lists of them), or
+    by what a called `@task` returned: a message, or a list of them (as LangGraph)."""
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (list, tuple)):
+        return [m for m in value if is_message(m)]
+    elif is_message(value):
+        return [value]
+    elif hasattr(value, "__dataclass_fields__") or hasattr(value, "model_fields"):
+        from ._schema import object_to_dict
+
+        items = (object_to_dict(value) or {}).values()
+    else:
+        return []
     found: list[Any] = []
-    if not isinstance(value, dict):
-        return found
-    for item in value.values():
+    for item in items:
         if isinstance(item, list):
             found.extend(m for m in item if is_message(m))
         elif is_message(item):
@@ -353,7 +364,8 @@ def _make_handler_class() -> Any:
                 for generation in generations:
                     output = getattr(generation, "message", None)
                     if meta is not None and output is not None and run_id not in self.streamed:
-                        self.run.push_message(self.task, output, meta, replace=True)
+                        if not self._seen(output):  # e.g. a model echoing its input
+                            self.run.push_message(self.task, output, meta, replace=True)
             described = self.described.get(run_id)
             if described is not None:
                 data = {"output": output, "input": {"messages": described[2]}}
@@ -362,6 +374,16 @@ def _make_handler_class() -> Any:
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             self._forget(run_id)
+
+        def _seen(self, message: Any) -> bool:
+            """A whole (unstreamed) answer already streamed, or one of the task's inputs, is
+            not streamed again (as LangGraph)."""
+            mid = message_id(message)
+            if mid is None:
+                return False
+            if mid in self.run.root.seen_messages:
+                return True
+            return any(message_id(m) == mid for m in messages_in(self.task.input))
 
         def _forget(self, run_id: Any) -> None:
             self.active.pop(run_id, None)

@@ -363,3 +363,66 @@ def more_task_events_named_input(lib: Any) -> list[Any]:
     t.call("graph", lambda: _task_events(asyncio.run(_collect(
         graph.astream_events({"log": []}, version="v2"))), names))
     return t.items
+
+
+# --- messages metadata with LangChain's fake chat models -----------------------------------------
+
+
+def _fake_models() -> dict[str, Any]:
+    from langchain_core.language_models.fake_chat_models import (
+        FakeListChatModel,
+        FakeMessagesListChatModel,
+        GenericFakeChatModel,
+        ParrotFakeChatModel,
+    )
+    from langchain_core.messages import AIMessage
+
+    return {
+        "generic": lambda: GenericFakeChatModel(
+            messages=iter([AIMessage(content="hello big world", id="m1")])),
+        "fakelist": lambda: FakeListChatModel(responses=["hi there"]),
+        "msglist": lambda: FakeMessagesListChatModel(responses=[AIMessage(content="yo", id="m2")]),
+        "parrot": lambda: ParrotFakeChatModel(),  # answers with its input message (same id)
+    }
+
+
+@scenario
+def more_messages_fake_models(lib: Any) -> list[Any]:
+    """Every fake chat model LangChain ships, in sync and async nodes and in a task: the whole
+    `messages` metadata (ls_* keys included) and the chat model events; an answer echoing an
+    input message is not streamed; a message a task returns streams once, as the task's."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.runnables import RunnableConfig
+
+    t = Transcript()
+    inp = {"messages": [HumanMessage(content="hi", id="h1")]}
+    for name, make in _fake_models().items():
+        def node(state: Any, config: RunnableConfig, make: Any = make) -> dict[str, Any]:
+            return {"messages": [make().invoke(state["messages"], config)]}
+
+        async def anode(state: Any, make: Any = make) -> dict[str, Any]:
+            return {"messages": [await make().ainvoke(state["messages"])]}
+
+        for label, fn in (("sync", node), ("async", anode)):
+            b = lib.StateGraph(lib.MessagesState)
+            b.add_node("n", fn)
+            b.add_edge(lib.START, "n")
+            g = b.compile()
+            if label == "sync":
+                t.stream(f"{name}_stream", g, inp, {"metadata": {"user": 1}}, stream_mode="messages")
+            t.call(f"{name}_{label}_astream", lambda g=g: asyncio.run(_collect(
+                g.astream(inp, stream_mode="messages"))))
+            t.call(f"{name}_{label}_events", lambda g=g: [
+                (e["event"], e["name"], e["metadata"]) for e in asyncio.run(_collect(
+                    g.astream_events(inp, version="v2"))) if "chat_model" in e["event"]])
+
+    @lib.task
+    def answer(text: str) -> Any:
+        return AIMessage(content=f"re {text}", id="t1")
+
+    @lib.entrypoint()
+    def flow(text: str) -> dict[str, Any]:
+        return {"messages": [answer(text).result()]}
+
+    t.stream("task_returns_message", flow, "hey", stream_mode="messages")
+    return t.items
