@@ -37,7 +37,7 @@ class Events:
             self.parents = [*outer.parents, outer.run_id] if outer is not None else []
         self.name = run.graph.name
         self.tags = list(config.get("tags") or [])
-        self.metadata = {**(config.get("metadata") or {}), "ls_integration": "langgraph"}
+        self.metadata = {**run.meta, "ls_integration": "langgraph"}
 
     def _push(self, event: dict[str, Any]) -> None:
         run = self.run
@@ -70,7 +70,7 @@ class Events:
     def _node(self, task: Task) -> tuple[list[str], dict[str, Any], list[str]]:
         tags = [*self.tags, f"graph:step:{self.run.step}"]
         metadata = {
-            **(self.run.config.get("metadata") or {}),
+            **self.run.meta,
             "ls_integration": "langgraph",
             **self.run.task_metadata(task),
         }

@@ -100,7 +100,8 @@ class CompiledStateGraph:
         parent = scope.run if scope is not None else None
         if parent is not None:
             conf = config["configurable"]
-            conf.setdefault("thread_id", parent.thread_id)
+            if parent.thread_id is not None:
+                conf.setdefault("thread_id", parent.thread_id)
             sink = parent.sink
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")

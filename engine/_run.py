@@ -80,6 +80,7 @@ class Run:
         self.durability = durability
         conf = config.get("configurable", {})
         self.thread_id = conf.get("thread_id")
+        self.meta = _run_metadata(config)  # what node configs, `messages`, `events` carry
         self.ns = parent_task.ns if parent_task is not None else conf.get("checkpoint_ns", "")
         self.ns_tuple: tuple[str, ...] = tuple(self.ns.split("|")) if self.ns else ()
         self.emits = parent is None or sink.subgraphs
@@ -145,10 +146,11 @@ class Run:
         """The config a node (and LangChain code inside it) sees: LangGraph's keys and shape."""
         config = self.config
         conf = dict(config.get("configurable") or {})
+        # where each enclosing graph stands (LangGraph's keys; the run's own id stays None)
+        conf["checkpoint_map"] = {**(conf.get("checkpoint_map") or {}), self.ns: self.checkpoint_id}
+        conf["checkpoint_id"] = None
         conf["checkpoint_ns"] = task.ns
-        metadata = dict(config.get("metadata") or {})
-        if self.thread_id is not None and self.checkpointer is not None:
-            metadata.setdefault("thread_id", self.thread_id)
+        metadata = dict(self.meta)
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
         if self.lc_callbacks:
@@ -179,9 +181,7 @@ class Run:
         if replace:
             meta = metadata
         else:
-            meta = dict(self.config.get("metadata") or {})
-            if self.thread_id is not None and self.checkpointer is not None:
-                meta["thread_id"] = self.thread_id
+            meta = dict(self.meta)
             meta["ls_integration"] = "langgraph"
             meta.update(self.task_metadata(task))
             meta["graph_node"] = task.name  # the seed's name for langgraph_node (SPEC §1)
@@ -677,6 +677,25 @@ class Run:
             event = self._debug("checkpoint", payload)
             event["step"] = step
             self.sink.push((self.ns_tuple, "debug", event))
+
+
+# LangGraph copies these ids from `configurable` into a run's metadata (when set and not
+# already there), so node configs, `messages` and `events` show them, with or without a
+# checkpointer (issue 17); checkpoint metadata does not take them.
+_TO_METADATA = (
+    "thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id",
+)
+
+
+def _run_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(config.get("metadata") or {})
+    conf = config.get("configurable") or {}
+    for key in _TO_METADATA:
+        if key not in metadata:
+            value = conf.get(key)
+            if value:
+                metadata[key] = value
+    return metadata
 
 
 def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:

@@ -426,3 +426,64 @@ def more_messages_fake_models(lib: Any) -> list[Any]:
 
     t.stream("task_returns_message", flow, "hey", stream_mode="messages")
     return t.items
+
+
+# --- config metadata ----------------------------------------------------------------------------
+
+
+class XState(TypedDict):
+    x: int
+
+
+@scenario
+def more_config_metadata(lib: Any) -> list[Any]:
+    """A node's config (metadata and configurable) with and without a checkpointer, in a
+    subgraph too: LangGraph copies thread_id, assistant_id, graph_id... into the metadata."""
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableConfig
+
+    from .scenarios_llm import _talker_class
+
+    t = Transcript()
+    seen: list[Any] = []
+
+    def node(state: XState, config: RunnableConfig) -> dict[str, Any]:
+        conf = {k: v for k, v in config["configurable"].items() if not k.startswith("__")}
+        if not state["x"]:  # without a saver graphrun keeps one checkpoint id for the run
+            conf.pop("checkpoint_map")
+        seen.append((dict(config["metadata"]), conf))
+        return {"x": state["x"] + 1}
+
+    inner = lib.StateGraph(XState)
+    inner.add_node("inner", node)
+    inner.add_edge(lib.START, "inner")
+    b = lib.StateGraph(XState)
+    b.add_node("sub", inner.compile())
+    b.add_node("outer", node)
+    b.add_edge(lib.START, "sub")
+    b.add_edge("sub", "outer")
+    ids = {"thread_id": "t1", "assistant_id": "a1", "graph_id": "g1", "user": "u"}
+    for label, saver in (("none", None), ("saver", lib.InMemorySaver())):
+        g = b.compile(checkpointer=saver)
+        start = 0 if saver is None else 1
+        g.invoke({"x": start}, {"configurable": dict(ids), "metadata": {"m": 1}})
+        g.invoke({"x": start}, {"configurable": {"thread_id": "t2"}, "metadata": {"thread_id": "own"}})
+        if saver is None:
+            g.invoke({"x": start}, {"configurable": {"user": "u"}})
+        t.add(label, list(seen))
+        seen.clear()
+
+    model = _talker_class()()
+
+    def talk(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    m = lib.StateGraph(lib.MessagesState)
+    m.add_node("talk", talk)
+    m.add_edge(lib.START, "talk")
+    graph = m.compile()
+    inp = {"messages": [HumanMessage(content="hi", id="h1")]}
+    t.stream("messages", graph, inp, {"configurable": {"thread_id": "t3"}}, stream_mode="messages")
+    t.call("events", lambda: [(e["event"], e["name"], e["metadata"]) for e in asyncio.run(
+        _collect(graph.astream_events(inp, {"configurable": {"thread_id": "t3"}}, version="v2")))])
+    return t.items
