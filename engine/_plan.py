@@ -190,7 +190,8 @@ def build_plan(
         nodes[spec.name] = NodePlan(
             name=spec.name,
             callee=callee,
-            triggers=(branch_channel(spec.name), *join_triggers.get(spec.name, ())),
+            # sorted, and a task lists them all whichever fired (as LangGraph's tasks do)
+            triggers=tuple(sorted((branch_channel(spec.name), *join_triggers.get(spec.name, ())))),
             reads=reads,
             reader=reader_for(schema),
             edge_writes=tuple(edge_writes.get(spec.name, ())),

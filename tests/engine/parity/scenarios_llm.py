@@ -357,7 +357,7 @@ def llm_parallel_nodes_and_two_calls(lib: Any) -> list[Any]:
     b.add_node("twice", twice)
     b.add_edge(lib.START, "first")
     b.add_edge(lib.START, "second")
-    b.add_edge("second", "twice")  # (a join's triggers differ from LangGraph's: not here)
+    b.add_edge("second", "twice")
     g = b.compile()
     t.stream("stream", g, _inputs(), stream_mode="messages")
     t.call("astream", lambda: asyncio.run(_collect(

@@ -487,3 +487,36 @@ def more_config_metadata(lib: Any) -> list[Any]:
     t.call("events", lambda: [(e["event"], e["name"], e["metadata"]) for e in asyncio.run(
         _collect(graph.astream_events(inp, {"configurable": {"thread_id": "t3"}}, version="v2")))])
     return t.items
+
+
+# --- a join node's triggers ---------------------------------------------------------------------
+
+
+@scenario
+def more_join_triggers(lib: Any) -> list[Any]:
+    """A node behind `add_edge([a, b], c)` lists all its trigger channels, sorted, whichever
+    fired (tasks mode, `langgraph_triggers`), alone or with a plain edge too."""
+    from langchain_core.runnables import RunnableConfig
+
+    t = Transcript()
+
+    def logger(name: str, lag: float) -> Any:
+        def node(state: LogState, config: RunnableConfig) -> dict[str, Any]:
+            time.sleep(lag)
+            return {"log": [[name, list(config["metadata"]["langgraph_triggers"])]]}
+
+        return node
+
+    b = lib.StateGraph(LogState)
+    for index, name in enumerate("abzcd"):
+        b.add_node(name, logger(name, LAG * (index % 3)))
+    b.add_edge(lib.START, "a")
+    b.add_edge(lib.START, "b")
+    b.add_edge(lib.START, "z")
+    b.add_edge(["a", "b"], "c")
+    b.add_edge("z", "c")
+    b.add_edge(["a", "z"], "d")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    t.stream("stream", g, {"log": []}, cfg("1"), stream_mode=["tasks", "updates"])
+    t.state("state", g, cfg("1"))
+    return t.items
