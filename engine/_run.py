@@ -660,7 +660,9 @@ class Run:
         metadata: dict[str, Any],
         step: int,
     ) -> None:
-        next_tasks = self._prepare(self.updated, step + 1)
+        # in the order the loop runs them: Sends, then nodes by name (as LangGraph's payload;
+        # a snapshot's `next` keeps insertion order, as LangGraph's get_state)
+        next_tasks = sorted(self._prepare(self.updated, step + 1), key=_run_order)
         outcomes = pending_by_task(self.pending) if self.pending else {}
         payload = {
             "config": _with_ns(config, self.ns),
@@ -696,6 +698,11 @@ def _run_metadata(config: dict[str, Any]) -> dict[str, Any]:
             if value:
                 metadata[key] = value
     return metadata
+
+
+def _run_order(task: Task) -> tuple[int, Any]:
+    kind, key = task.order
+    return (0, key) if kind == 1 else (1, key)
 
 
 def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
@@ -779,6 +786,8 @@ def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[Preg
         deferred = [name for name, ch in run.channels.items() if ch.finish()]
         if deferred:
             tasks = run._prepare(deferred, run.step + 1)
+    if tasks and tasks[-1].order[0] == 1:  # Sends first, nodes in insertion order (LangGraph)
+        tasks.sort(key=lambda t: t.order[0] != 1)
     by_task = pending_by_task(run.pending)
     empty = Outcome()
     out = []

@@ -161,7 +161,7 @@ def prepare_tasks(
                     continue
                 key = (checkpoint_id, ns, step, send.node, PUSH, index)
                 tasks.append(
-                    Task(None, node, send.arg, (PUSH, index), (PUSH,), ns, (1, index), key)
+                    Task(None, node, send.arg, (PUSH, index, False), (PUSH,), ns, (1, index), key)
                 )
     return tasks
 

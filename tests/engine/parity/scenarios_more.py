@@ -520,3 +520,46 @@ def more_join_triggers(lib: Any) -> list[Any]:
     t.stream("stream", g, {"log": []}, cfg("1"), stream_mode=["tasks", "updates"])
     t.state("state", g, cfg("1"))
     return t.items
+
+
+# --- the order of a step's tasks ----------------------------------------------------------------
+
+
+@scenario
+def more_step_order(lib: Any) -> list[Any]:
+    """Nodes added out of name order (and Sends): a step's tasks start, finish and show in
+    checkpoint payloads in name order (Sends first); a snapshot's `next` keeps insertion order."""
+    t = Transcript()
+
+    def make(name: str, is_async: bool) -> Any:
+        def node(state: LogState) -> dict[str, Any]:
+            return {"log": [name]}
+
+        async def anode(state: LogState) -> dict[str, Any]:
+            return {"log": [name]}
+
+        return anode if is_async else node
+
+    def build(is_async: bool, checkpointer: Any = None, **kw: Any) -> Any:
+        b = lib.StateGraph(LogState)
+        for name in ("zeta", "alpha", "mid", "beta", "worker"):
+            b.add_node(name, make(name, is_async))
+        for name in ("mid", "zeta", "alpha"):
+            b.add_edge(lib.START, name)
+        b.add_conditional_edges(lib.START, lambda s: [lib.Send("worker", {"log": [i]})
+                                                      for i in range(2)])
+        b.add_edge("zeta", "beta")
+        return b.compile(checkpointer=checkpointer, **kw)
+
+    modes = ["tasks", "updates", "values", "debug", "checkpoints"]
+    # sync nodes of one step run in threads: they finish in any order; they start in order
+    for mode, chunk in build(False).stream({"log": []}, stream_mode=["tasks", "values"]):
+        if mode == "values" or "input" in chunk:
+            t.add("sync", (mode, chunk))
+    graph = build(True, lib.InMemorySaver())
+    t.call("async", lambda: asyncio.run(_collect(graph.astream({"log": []}, cfg("1"),
+                                                                stream_mode=modes))))
+    paused = build(False, lib.InMemorySaver(), interrupt_before=["zeta", "alpha", "mid"])
+    t.call("paused", paused.invoke, {"log": []}, cfg("2"))
+    t.state("paused_state", paused, cfg("2"))
+    return t.items
