@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Callable, Hashable, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar, Literal, NamedTuple
@@ -78,6 +79,10 @@ class Command:
     goto: Any = ()
 
     PARENT: ClassVar[str] = "__parent__"
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`Command[Literal["a", "b"]]` as a return annotation (the nodes it may go to)."""
+        return types.GenericAlias(cls, item)
 
     def __repr__(self) -> str:
         parts = [

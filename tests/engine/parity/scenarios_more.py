@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import operator
 import time
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from .harness import Transcript
 from .scenarios import LAG, cfg, scenario
@@ -562,4 +562,102 @@ def more_step_order(lib: Any) -> list[Any]:
     paused = build(False, lib.InMemorySaver(), interrupt_before=["zeta", "alpha", "mid"])
     t.call("paused", paused.invoke, {"log": []}, cfg("2"))
     t.state("paused_state", paused, cfg("2"))
+    return t.items
+
+
+# --- get_graph() ----------------------------------------------------------------------------------
+
+
+def _drawn(graph: Any, xray: Any) -> Any:
+    """`get_graph(xray=...).to_json()` with each node's data reduced to its name (LangGraph's
+    data also names the runnable's class path: a README difference)."""
+    out = graph.get_graph(xray=xray).to_json()
+    for node in out["nodes"]:
+        if isinstance(node.get("data"), dict):
+            node["data"] = {"name": node["data"]["name"]}
+    return out
+
+
+def _shapes(lib: Any) -> Any:
+    def f(state: LogState) -> dict[str, Any]:
+        return {}
+
+    def route(state: LogState) -> Literal["b", "__end__"]:
+        return "b"
+
+    def command(state: LogState) -> lib.Command[Literal["b", "c"]]:
+        return lib.Command(goto="b")
+
+    def new(*names: str, **kw: Any) -> Any:
+        b = lib.StateGraph(LogState)
+        for name in names:
+            b.add_node(name, f, **kw.get(name, {}))
+        return b
+
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    yield "dead_end", b.compile()
+    b = new("a", "b", "c", a={"metadata": {"k": 1}})
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", lambda s: "b", {"x": "b", "y": lib.END})
+    b.add_edge("b", "c")
+    yield "path_map", b.compile(interrupt_before=["b"], interrupt_after=["b", "c"])
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", lambda s: "b")
+    yield "unknown_ends", b.compile()
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", route)
+    yield "literal_ends", b.compile()
+    b = new("a", "b", "c")
+    b.add_edge(lib.START, "a")
+    b.add_edge(lib.START, "b")
+    b.add_edge(["a", "b"], "c")
+    yield "join", b.compile()
+    b = lib.StateGraph(LogState)
+    b.add_node("a", command)
+    b.add_node("b", f)
+    b.add_node("c", f, defer=True)
+    b.add_edge(lib.START, "a")
+    b.add_edge("b", lib.END)
+    yield "command_and_defer", b.compile()
+    b = new("a", "w")
+    b.add_conditional_edges(lib.START, lambda s: [lib.Send("w", s)])
+    b.add_edge(lib.START, "a")
+    b.add_edge("w", "a")
+    yield "send", b.compile()
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    b.add_conditional_edges("b", lambda s: "a", ["a", lib.END])
+    yield "cycle", b.compile()
+    inner = new("i1", "i2")
+    inner.add_edge(lib.START, "i1")
+    inner.add_conditional_edges("i1", lambda s: "i2", {"go": "i2", "stop": lib.END})
+    deep = new("d1")
+    deep.add_node("nested", inner.compile())
+    deep.add_edge(lib.START, "d1")
+    deep.add_edge("d1", "nested")
+    b = new("z")
+    b.add_node("sub", deep.compile())
+    b.add_edge(lib.START, "sub")
+    b.add_edge("sub", "z")
+    yield "subgraphs", b.compile()
+
+    @lib.entrypoint()
+    def flow(x: int) -> int:
+        return x
+
+    yield "entrypoint", flow
+
+
+@scenario
+def more_get_graph(lib: Any) -> list[Any]:
+    """get_graph().to_json() for several shapes, with xray False, 1, 2 and True."""
+    t = Transcript()
+    for name, graph in _shapes(lib):
+        for xray in (False, 1, 2, True):
+            t.call(f"{name}_xray={xray}", _drawn, graph, xray)
     return t.items
