@@ -67,6 +67,9 @@ class CallingRun(Run):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._calling()
+
+    def _calling(self) -> None:
         self.lock = threading.Lock()  # calls flush the outbox from their own threads
         self.outcomes: dict[str, Outcome] | None = None
         self.results: dict[str, list[tuple[str, Any]]] = {}  # calls finished in this run
@@ -172,7 +175,9 @@ class TaskFunction:
         scope = current_scope.get()
         if scope is None:
             raise RuntimeError("Called get_config outside of a runnable context")
-        run: CallingRun = scope.run  # type: ignore[assignment]
+        run = scope.run
+        if not isinstance(run, CallingRun):
+            run = _calling(run)
         in_async = scope.task.node.is_async
         if self.node.is_async and not in_async:
             raise RuntimeError("In an sync context async tasks cannot be called")
@@ -185,6 +190,19 @@ class TaskFunction:
             return _resolved(_result_of(done), in_async)
         call.resume = list(resume)
         return _start_async(run, call) if in_async else _start_sync(run, call)
+
+
+_PROMOTING = threading.Lock()
+
+
+def _calling(run: Run) -> CallingRun:
+    """A graph's run becomes a `CallingRun` when one of its nodes first calls a `@task`:
+    graphs whose nodes never do pay nothing for calls on every task."""
+    with _PROMOTING:
+        if not isinstance(run, CallingRun):
+            run.__class__ = CallingRun
+            run._calling()  # type: ignore[attr-defined]
+    return run  # type: ignore[return-value]
 
 
 def task(

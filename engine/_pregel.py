@@ -23,7 +23,6 @@ import anyio.to_thread
 
 from checkpoints.base import CheckpointTuple
 
-from ._calls import CallingRun
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
@@ -51,7 +50,7 @@ class CompiledStateGraph:
     stream_mode = "updates"
     # What a run of this graph is (an entrypoint's run reads its state from one channel) and
     # which stream modes reach the caller while a step still runs (issue 17).
-    run_class: type[Run] = CallingRun  # its nodes may call `@task`s (issue 17)
+    run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
 
     def __init__(
