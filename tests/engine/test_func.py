@@ -238,6 +238,39 @@ def test_an_async_node_gathers_calls_in_parallel() -> None:
     assert sorted(c["nap"] for c in chunks[:-1]) == [0, 1, 2, 3, 4, 99]
 
 
+def test_parallel_sync_nodes_call_tasks_and_wait_for_unasked_calls() -> None:
+    """Two nodes of one step call tasks at once (the run learns about calls from either);
+    a call nobody asks the result of, slower than the whole step, still finishes (and
+    streams) before the step ends."""
+    done: list[int] = []
+
+    @task
+    def slow(x: int) -> int:
+        time.sleep(0.1 * x)
+        done.append(x)
+        return x
+
+    def left(state: _Log) -> dict[str, Any]:
+        slow(4)  # never asked for
+        return {"log": ["left"]}
+
+    def right(state: _Log) -> dict[str, Any]:
+        return {"log": [slow(1).result(), slow(2).result()]}
+
+    builder = StateGraph(_Log)
+    builder.add_node("left", left)
+    builder.add_node("right", right)
+    builder.add_node("after", lambda state: {"log": ["after"]})
+    builder.add_edge(START, "left")
+    builder.add_edge(START, "right")
+    builder.add_edge("right", "after")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    chunks = list(graph.stream({"log": []}, _config(), stream_mode="updates"))
+    assert sorted(done) == [1, 2, 4]
+    assert chunks.index({"slow": 4}) < chunks.index({"after": {"log": ["after"]}})
+    assert graph.get_state(_config()).values["log"][-1] == "after"
+
+
 async def _collect(agen: Any) -> list[Any]:
     return [item async for item in agen]
 
