@@ -16,6 +16,7 @@ from .errors import (
     GraphrunError,
     InvalidUpdateError,
     NodeInterrupt,
+    NodeTimeoutError,
     ParentCommand,
 )
 from .graph import StateGraph
@@ -33,6 +34,7 @@ from .types import (
     StateUpdate,
     StreamMode,
     StreamWriter,
+    TimeoutPolicy,
 )
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "IsLastStep",
     "MessagesState",
     "NodeInterrupt",
+    "NodeTimeoutError",
     "Overwrite",
     "ParentCommand",
     "PregelTask",
@@ -63,6 +66,7 @@ __all__ = [
     "StateUpdate",
     "StreamMode",
     "StreamWriter",
+    "TimeoutPolicy",
     "add_messages",
     "emit_message",
     "entrypoint",

@@ -18,27 +18,29 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any
 
 import anyio
 
 from ._context import TaskScope, current_scope
 from ._node import Callee
 from ._plan import NodePlan
+from ._run import Outcome, Run, pending_by_task
 from ._step import PUSH, Task, task_id
+from ._stream import task_result_payload
+from ._timeout import timeout_policy
 from .errors import GraphInterrupt
-from .types import CachePolicy, RetryPolicy
-
-if TYPE_CHECKING:
-    from ._func import EntrypointRun
+from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
 
 __all__ = [
-    "PREVIOUS", "RETURN", "AsyncioCalls", "GroupCalls", "TaskFunction", "is_call", "own_calls",
-    "spawner", "task",
+    "PREVIOUS", "RETURN", "AsyncioCalls", "CallingRun", "GroupCalls", "TaskFunction", "is_call",
+    "aclose_children", "close_children", "named_input", "own_calls", "spawner", "task",
 ]
 
 PREVIOUS = "__previous__"
 RETURN = "__return__"
+_RETURN_KEYS = frozenset((RETURN,))
 _INJECTABLE = ("config", "writer", "store", "runtime")
 
 # The task group an async entrypoint's calls run in (inherited by the calls themselves).
@@ -58,6 +60,78 @@ def is_call(task: Task) -> bool:
     return task.node.writer is _return_writes
 
 
+class CallingRun(Run):
+    """A run whose tasks may call `@task`s (a graph's nodes, an entrypoint). A call is one more
+    task of the running step whose result is saved as a pending write of the step, so when the
+    step runs again (after an interrupt, a failure or a retry) a finished call is not re-run."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._calling()
+
+    def _calling(self) -> None:
+        self.lock = threading.Lock()  # calls flush the outbox from their own threads
+        self.outcomes: dict[str, Outcome] | None = None
+        self.results: dict[str, list[tuple[str, Any]]] = {}  # calls finished in this run
+
+    def _update_of(self, task: Task) -> Any:
+        if task.node.writer is _return_writes:
+            return _result_of(task.writes)
+        return super()._update_of(task)
+
+    def task_finished(self, task: Task) -> None:
+        if task.node.writer is _return_writes:
+            self.results[task.id] = task.writes
+        super().task_finished(task)
+
+    def _emit_task_end(self, task: Task) -> None:
+        if task.cached and is_call(task):  # a cache hit shows in updates only (as LangGraph)
+            if "updates" in self.sink.modes:
+                chunk = {task.name: task.update, "__metadata__": {"cached": True}}
+                self.sink.push((self.ns_tuple, "updates", chunk))
+            return
+        super()._emit_task_end(task)
+
+    def _emit_task_result(self, task: Task) -> None:
+        if not is_call(task):
+            super()._emit_task_result(task)
+            return
+        payload = task_result_payload(task, _RETURN_KEYS)  # `{"__return__": value}`
+        if "tasks" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "tasks", payload))
+        if "debug" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "debug", self._debug("task_result", payload)))
+
+    def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
+        """A call's interrupt is saved for its resume but shows only once, as its caller's
+        (it reaches the caller through the call's future)."""
+        if not is_call(task):
+            super().task_interrupted(task, interrupts)
+            return
+        from checkpoints.base import INTERRUPT, RESUME
+
+        task.interrupts = interrupts
+        task.interrupted = True
+        writes: list[tuple[str, Any]] = [(INTERRUPT, list(interrupts))]
+        if task.resume:
+            writes.append((RESUME, list(task.resume)))
+        self._put_writes(task, writes)
+
+    def saved_call(self, tid: str) -> tuple[list[tuple[str, Any]] | None, list[Any]]:
+        """A call's writes if it already finished (in this run or before a resume), else
+        None, and the resume values its interrupts were answered with."""
+        done = self.results.get(tid)
+        if done is not None:
+            return done, []
+        with self.lock:
+            if self.outcomes is None:
+                self.outcomes = pending_by_task(self.pending)
+        outcome = self.outcomes.get(tid)
+        if outcome is None:
+            return None, []
+        return (outcome.writes if outcome.finished else None), outcome.resume
+
+
 class TaskFunction:
     """What `@task` returns: call it inside an entrypoint to get a future of its result."""
 
@@ -68,6 +142,7 @@ class TaskFunction:
         name: str | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         cache_policy: CachePolicy | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> None:
         if not callable(func):
             raise TypeError(f"@task needs a function, got {type(func).__name__}")
@@ -89,6 +164,7 @@ class TaskFunction:
             is_async=callee.is_async,
             is_subgraph=False,
             writer=_return_writes,
+            timeout=timeout_policy(timeout, callee.is_async, self.name, "Task"),
         )
         functools.update_wrapper(self, func)  # type: ignore[arg-type]
 
@@ -99,12 +175,14 @@ class TaskFunction:
         scope = current_scope.get()
         if scope is None:
             raise RuntimeError("Called get_config outside of a runnable context")
-        run: EntrypointRun = scope.run  # type: ignore[assignment]
-        if not hasattr(run, "saved_call"):
-            raise RuntimeError("graphrun: a @task can only be called inside an @entrypoint")
+        run = scope.run
+        if not isinstance(run, CallingRun):
+            run = _calling(run)
         in_async = scope.task.node.is_async
         if self.node.is_async and not in_async:
             raise RuntimeError("In an sync context async tasks cannot be called")
+        if scope.watch is not None:
+            scope.watch.progress()  # a call is progress of a timed caller
         call = _new_call(self.node, scope, (args, kwargs))
         run.task_started(call)
         done, resume = run.saved_call(call.id)
@@ -114,21 +192,37 @@ class TaskFunction:
         return _start_async(run, call) if in_async else _start_sync(run, call)
 
 
+_PROMOTING = threading.Lock()
+
+
+def _calling(run: Run) -> CallingRun:
+    """A graph's run becomes a `CallingRun` when one of its nodes first calls a `@task`:
+    graphs whose nodes never do pay nothing for calls on every task."""
+    with _PROMOTING:
+        if not isinstance(run, CallingRun):
+            run.__class__ = CallingRun
+            run._calling()  # type: ignore[attr-defined]
+    return run  # type: ignore[return-value]
+
+
 def task(
     __func_or_none__: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
     **legacy: Any,
 ) -> Any:
-    """Decorator: `@task` or `@task(name=..., retry_policy=..., cache_policy=...)`."""
+    """Decorator: `@task` or `@task(name=..., retry_policy=..., cache_policy=..., timeout=...)`."""
     retry_policy = retry_policy or legacy.pop("retry", None)
     if legacy:
         raise TypeError(f"task() got unexpected arguments: {sorted(legacy)}")
 
     def wrap(func: Callable[..., Any]) -> TaskFunction:
-        return TaskFunction(func, name=name, retry_policy=retry_policy, cache_policy=cache_policy)
+        return TaskFunction(
+            func, name=name, retry_policy=retry_policy, cache_policy=cache_policy, timeout=timeout
+        )
 
     return wrap(__func_or_none__) if __func_or_none__ is not None else wrap
 
@@ -144,6 +238,30 @@ def _new_call(node: NodePlan, scope: TaskScope, value: Any) -> Task:
     scope.calls += 1
     tid = task_id(run.checkpoint_id or "", run.ns, run.step, node.name, PUSH, f"{parent.id}|{index}")
     return Task(tid, node, value, (PUSH, parent.path, index, True), (PUSH,), parent.ns, (1, index))
+
+
+def named_input(task: Task) -> Any:
+    """A call's arguments by parameter name, defaults filled in, `**kwargs` spread: how
+    LangGraph's `events` show a task's input (issue 17)."""
+    args, kwargs = task.input
+    func = getattr(task.node.callee, "fn", None)
+    try:
+        bound = _signature(func.task_func).bind(*args, **kwargs)  # type: ignore[union-attr]
+    except (AttributeError, TypeError, ValueError):
+        return task.input
+    bound.apply_defaults()
+    out: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        if bound.signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        else:
+            out[name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(func)
 
 
 def _result_of(writes: list[tuple[str, Any]]) -> Any:
@@ -202,6 +320,7 @@ def _task_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
                 kwargs = _inject(args, kwargs, wanted)
             return await func(*args, **kwargs)
 
+        acall.task_func = func  # type: ignore[attr-defined]  # (named_input)
         return acall
 
     def call(value: Any) -> Any:
@@ -211,6 +330,7 @@ def _task_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
         with own_calls():
             return func(*args, **kwargs)
 
+    call.task_func = func  # type: ignore[attr-defined]  # (named_input)
     return call
 
 
@@ -246,7 +366,7 @@ class CallFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             concurrent.futures.wait([self])
 
 
-def _start_sync(run: EntrypointRun, call: Task) -> CallFuture:
+def _start_sync(run: CallingRun, call: Task) -> CallFuture:
     from ._tasks import _pool, execute_sync, flush_sync
 
     ctx = contextvars.copy_context()
@@ -263,8 +383,13 @@ def _start_sync(run: EntrypointRun, call: Task) -> CallFuture:
 
     future = CallFuture(job)
     started = _started.get()
-    if started is not None:
-        started.append(future)
+    if started is None:  # called by a graph's node: it waits for its calls when it returns
+        scope = current_scope.get()
+        assert scope is not None
+        if scope.children is None:
+            scope.children = []
+        started = scope.children
+    started.append(future)
     _pool().submit(future.claim_and_run)
     return future
 
@@ -351,7 +476,7 @@ class AsyncioCalls:
         self._loop = asyncio.get_running_loop()
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self, run: EntrypointRun, call: Task) -> Any:
+    def start(self, run: CallingRun, call: Task) -> Any:
         holder = self._loop.create_future()
         self._tasks.append(self._loop.create_task(_run_async(run, call, holder)))
         return holder
@@ -373,13 +498,13 @@ class GroupCalls:
     def __init__(self, group: Any) -> None:
         self._group = group
 
-    def start(self, run: EntrypointRun, call: Task) -> Any:
+    def start(self, run: CallingRun, call: Task) -> Any:
         holder = _Awaitable()
         self._group.start_soon(_run_async, run, call, holder)
         return holder
 
 
-async def _run_async(run: EntrypointRun, call: Task, holder: Any) -> None:
+async def _run_async(run: CallingRun, call: Task, holder: Any) -> None:
     """The call's task; it never raises (an interrupt is a BaseException: it travels in the
     future, as a failure does)."""
     from ._tasks import execute_async, flush_async
@@ -390,8 +515,42 @@ async def _run_async(run: EntrypointRun, call: Task, holder: Any) -> None:
     _settle_async(holder, value, error)
 
 
-def _start_async(run: EntrypointRun, call: Task) -> Any:
+def _start_async(run: CallingRun, call: Task) -> Any:
     calls = spawner.get()
-    if calls is None:
-        raise RuntimeError("graphrun: an async @task must be called inside an async @entrypoint")
+    if calls is None:  # called by a graph's async node: it waits for its calls when it returns
+        scope = current_scope.get()
+        assert scope is not None
+        calls = scope.children
+        if calls is None:
+            from ._tasks import _on_asyncio
+
+            if not _on_asyncio():
+                raise RuntimeError(
+                    "graphrun: a graph's node calls an async @task only on asyncio (on other "
+                    "back ends, call it inside an async @entrypoint)"
+                )
+            calls = scope.children = AsyncioCalls()
     return calls.start(run, call)
+
+
+def close_children(scope: TaskScope, failed: bool) -> None:
+    """A graph's sync node returned (or raised): wait for the calls it started, or after a
+    failure cancel those not started yet (none outlives its step, as LangGraph)."""
+    children, scope.children = scope.children, None
+    for future in children:
+        if failed:
+            future.drop()
+        else:
+            future.exception()
+
+
+async def aclose_children(scope: TaskScope, failed: bool) -> None:
+    """`close_children` for a node run by the async driver (an async one or a sync one in a
+    worker thread)."""
+    children = scope.children
+    if isinstance(children, AsyncioCalls):
+        scope.children = None
+        await children.close(failed)
+    else:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(close_children, scope, failed)

@@ -36,6 +36,10 @@ def _no_writer(_: Any) -> None:
     return None
 
 
+def _no_heartbeat() -> None:
+    return None
+
+
 @dataclasses.dataclass(slots=True)
 class Runtime(Generic[ContextT]):
     """Run-scoped dependencies a node may ask for with a `runtime` parameter."""
@@ -44,13 +48,16 @@ class Runtime(Generic[ContextT]):
     store: Any = None
     stream_writer: Callable[[Any], None] = _no_writer
     previous: Any = None
+    # progress for an `idle_timeout` (TimeoutPolicy); a no-op outside a timed attempt
+    heartbeat: Callable[[], None] = _no_heartbeat
 
 
 class TaskScope:
     """The running task's view of its run: used by interrupt() and the get_* helpers."""
 
     __slots__ = (
-        "task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "calls"
+        "task", "run", "_config", "_runtime", "writer", "interrupt_index", "resume", "calls",
+        "children", "watch",
     )
 
     def __init__(self, task: Task, run: RunContext) -> None:
@@ -62,6 +69,8 @@ class TaskScope:
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
         self.calls = 0  # `@task` calls made so far: the index in a called task's id (issue 17)
+        self.children: Any = None  # the calls a graph's node started, waited for at its end
+        self.watch: Any = None  # a timed attempt's progress clock (`_timeout.Watch`)
 
     @property
     def ns(self) -> str:
@@ -72,7 +81,8 @@ class TaskScope:
         """Built on first use: most nodes never ask for it."""
         if self._runtime is None:
             self._runtime = Runtime(
-                context=self.run.context, store=self.run.store, stream_writer=self.writer
+                context=self.run.context, store=self.run.store, stream_writer=self.writer,
+                heartbeat=self.watch.touch if self.watch is not None else _no_heartbeat,
             )
         return self._runtime
 
@@ -80,7 +90,8 @@ class TaskScope:
     def config(self) -> dict[str, Any]:
         """The task's config, built on first use (most nodes never ask for it)."""
         if self._config is None:
-            self._config = self.run.task_config(self.task)
+            config = self.run.task_config(self.task)
+            self._config = config if self.watch is None else self.watch.with_callbacks(config)
         return self._config
 
 

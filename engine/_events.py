@@ -22,7 +22,7 @@ __all__ = ["Events"]
 class Events:
     """Builds the events of one run (root or subgraph) and pushes them to the sink."""
 
-    __slots__ = ("run", "run_id", "parents", "name", "tags", "metadata")
+    __slots__ = ("run", "run_id", "parents", "name", "tags", "metadata", "node_ids", "input")
 
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -31,13 +31,26 @@ class Events:
             self.run_id = str(config.get("run_id") or uuid.uuid4())
             self.parents: list[str] = []
         else:
+            # a subgraph is a run of its own inside its parent's node (as LangGraph)
             outer = run.parent.events
             task = run.parent_task
-            self.run_id = task.id if task is not None else str(uuid.uuid4())
+            self.run_id = str(uuid.uuid4())
             self.parents = [*outer.parents, outer.run_id] if outer is not None else []
+            if outer is not None and task is not None:
+                self.parents.append(outer.node_run_id(task))
+        self.node_ids: dict[str, str] = {}  # task id -> its run's id (a uuid, as LangGraph)
+        self.input: Any = None
         self.name = run.graph.name
         self.tags = list(config.get("tags") or [])
-        self.metadata = {**(config.get("metadata") or {}), "ls_integration": "langgraph"}
+        self.metadata = {**run.meta, "ls_integration": "langgraph"}
+
+    def node_run_id(self, task: Task) -> str:
+        """The run id a node's events carry: a fresh uuid per task (not the task id: a
+        model's `checkpoint_ns` names the task, as under LangGraph)."""
+        run_id = self.node_ids.get(task.id)
+        if run_id is None:
+            run_id = self.node_ids[task.id] = str(uuid.uuid4())
+        return run_id
 
     def _push(self, event: dict[str, Any]) -> None:
         run = self.run
@@ -58,19 +71,25 @@ class Events:
         }
 
     def graph_start(self, value: Any) -> None:
-        if self.run.parent is None:
-            self._push(self._event("on_chain_start", self.name, self.run_id, self.tags,
-                                   self.metadata, {"input": value}, []))
+        self.input = value
+        self._push(self._event("on_chain_start", self.name, self.run_id, self._own_tags(),
+                               self.metadata, {"input": value}, self.parents))
 
     def graph_end(self, output: Any) -> None:
-        if self.run.parent is None:
-            self._push(self._event("on_chain_end", self.name, self.run_id, self.tags,
-                                   self.metadata, {"output": output}, []))
+        data = {"output": output}
+        if self.run.parent is not None:  # a subgraph's end also shows its input
+            data["input"] = self.input
+        self._push(self._event("on_chain_end", self.name, self.run_id, self._own_tags(),
+                               self.metadata, data, self.parents))
+
+    def _own_tags(self) -> list[str]:
+        # a subgraph runs as the first step of its parent's node (LangChain's sequence tag)
+        return self.tags if self.run.parent is None else [*self.tags, "seq:step:1"]
 
     def _node(self, task: Task) -> tuple[list[str], dict[str, Any], list[str]]:
         tags = [*self.tags, f"graph:step:{self.run.step}"]
         metadata = {
-            **(self.run.config.get("metadata") or {}),
+            **self.run.meta,
             "ls_integration": "langgraph",
             **self.run.task_metadata(task),
         }
@@ -78,17 +97,17 @@ class Events:
 
     def node_start(self, task: Task) -> None:
         tags, metadata, parents = self._node(task)
-        self._push(self._event("on_chain_start", task.name, task.id, tags, metadata,
-                               {"input": task.input}, parents))
+        self._push(self._event("on_chain_start", task.name, self.node_run_id(task), tags, metadata,
+                               {"input": _input(task)}, parents))
 
     def node_end(self, task: Task) -> None:
         tags, metadata, parents = self._node(task)
         output = task.update
         if output is not None:
-            self._push(self._event("on_chain_stream", task.name, task.id, tags, metadata,
+            self._push(self._event("on_chain_stream", task.name, self.node_run_id(task), tags, metadata,
                                    {"chunk": output}, parents))
-        self._push(self._event("on_chain_end", task.name, task.id, tags, metadata,
-                               {"output": output, "input": task.input}, parents))
+        self._push(self._event("on_chain_end", task.name, self.node_run_id(task), tags, metadata,
+                               {"output": output, "input": _input(task)}, parents))
         if self.run.parent is None:
             self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
                                    self.metadata, {"chunk": {task.name: output}}, []))
@@ -103,13 +122,23 @@ class Events:
 
     def node_error(self, task: Task, error: BaseException) -> None:
         tags, metadata, parents = self._node(task)
-        self._push(self._event("on_chain_error", task.name, task.id, tags, metadata,
-                               {"error": error, "input": task.input}, parents))
+        self._push(self._event("on_chain_error", task.name, self.node_run_id(task), tags, metadata,
+                               {"error": error, "input": _input(task)}, parents))
 
     def chat_model(
         self, task: Task, kind: str, name: str, run_id: str, data: dict[str, Any],
-        metadata: dict[str, Any], tags: list[str],
+        metadata: dict[str, Any], tags: list[str], ancestors: list[str] = (),  # type: ignore[assignment]
     ) -> None:
-        """A chat model event from the LangChain bridge, nested under the node's task."""
-        parents = [*self.parents, self.run_id, task.id]
+        """An event of a LangChain run (a chat model, a chain, prompt, parser, tool...) from
+        the LangChain bridge, nested under the node's task and the runs it runs in."""
+        parents = [*self.parents, self.run_id, self.node_run_id(task), *ancestors]
         self._push(self._event(kind, name, run_id, tags, metadata, data, parents))
+
+
+def _input(task: Task) -> Any:
+    """A node's input as it is; a called `@task`'s arguments by name (as LangGraph)."""
+    if task.node.writer is None or not isinstance(task.input, tuple):
+        return task.input
+    from ._calls import is_call, named_input
+
+    return named_input(task) if is_call(task) else task.input

@@ -11,24 +11,27 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import threading
 import typing
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 import anyio
 
-from ._calls import PREVIOUS, RETURN, AsyncioCalls, GroupCalls, is_call, own_calls, spawner
+from ._calls import (
+    PREVIOUS, RETURN, AsyncioCalls, CallingRun, GroupCalls, is_call, own_calls, spawner,
+)
 from ._channels import MISSING, Ephemeral, LastValue, Topic
 from ._context import Runtime, current_scope
 from ._node import Callee
 from ._plan import TASKS, NodePlan, Plan
 from ._pregel import CompiledStateGraph
-from ._run import Outcome, Run, pending_by_task
+from ._run import Run
 from ._step import Task
 from ._tasks import _on_asyncio
+from ._timeout import timeout_policy
 from .graph import NodeSpec
-from .types import END, START, CachePolicy, Interrupt, RetryPolicy
+from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 
 __all__ = ["EntrypointGraph", "EntrypointRun", "entrypoint"]
 
@@ -65,6 +68,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         context_schema: Any = None,
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
         **legacy: Any,
     ) -> None:
         retry_policy = retry_policy or legacy.pop("retry", None)
@@ -77,6 +81,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         self.context_schema = context_schema
         self.cache_policy = cache_policy
         self.retry_policy = retry_policy
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __call__(self, func: Callable[..., Any]) -> EntrypointGraph:
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
@@ -100,6 +105,7 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
             index=1,
             input_group=0,
             writer=_entry_writes,
+            timeout=timeout_policy(self.timeout, callee.is_async, name),
         )
         plan = Plan(
             channels={
@@ -256,15 +262,9 @@ def _record_type(hint: Any) -> Any:
     return hint if getattr(hint, "__annotations__", None) else None
 
 
-class EntrypointRun(Run):
+class EntrypointRun(CallingRun):
     """A run of an entrypoint: its state is the `__end__` channel's value (None before the
-    first return), and the `@task`s it calls are recorded as pending writes of its step."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lock = threading.Lock()  # children flush the outbox from their own threads
-        self.outcomes: dict[str, Outcome] | None = None
-        self.results: dict[str, list[tuple[str, Any]]] = {}  # calls finished in this run
+    first return); the `@task`s it calls are recorded as pending writes of its step."""
 
     def values(self, keys: tuple[str, ...] | None = None) -> Any:
         value = self.channels[END].value
@@ -291,48 +291,6 @@ class EntrypointRun(Run):
     def _update_of(self, task: Task) -> Any:
         key = RETURN if is_call(task) else END
         return next((v for ch, v in task.writes if ch == key), None)
-
-    def task_finished(self, task: Task) -> None:
-        if is_call(task):
-            self.results[task.id] = task.writes
-        super().task_finished(task)
-
-    def _emit_task_end(self, task: Task) -> None:
-        if task.cached and is_call(task):  # a cache hit shows in updates only (as LangGraph)
-            if "updates" in self.sink.modes:
-                chunk = {task.name: task.update, "__metadata__": {"cached": True}}
-                self.sink.push((self.ns_tuple, "updates", chunk))
-            return
-        super()._emit_task_end(task)
-
-    def task_interrupted(self, task: Task, interrupts: tuple[Interrupt, ...]) -> None:
-        """A called task's interrupt is saved for its resume but shows only once, as the
-        entrypoint's (it reaches the entrypoint through the task's future)."""
-        if not is_call(task):
-            super().task_interrupted(task, interrupts)
-            return
-        from checkpoints.base import INTERRUPT, RESUME
-
-        task.interrupts = interrupts
-        task.interrupted = True
-        writes: list[tuple[str, Any]] = [(INTERRUPT, list(interrupts))]
-        if task.resume:
-            writes.append((RESUME, list(task.resume)))
-        self._put_writes(task, writes)
-
-    def saved_call(self, tid: str) -> tuple[list[tuple[str, Any]] | None, list[Any]]:
-        """A call's writes if it already finished (in this run or before a resume), else
-        None, and the resume values its interrupts were answered with."""
-        done = self.results.get(tid)
-        if done is not None:
-            return done, []
-        with self.lock:
-            if self.outcomes is None:
-                self.outcomes = pending_by_task(self.pending)
-        outcome = self.outcomes.get(tid)
-        if outcome is None:
-            return None, []
-        return (outcome.writes if outcome.finished else None), outcome.resume
 
 
 class EntrypointGraph(CompiledStateGraph):

@@ -211,11 +211,22 @@ def is_message(value: Any) -> bool:
 
 
 def messages_in(value: Any) -> list[Any]:
-    """The messages held by a state update or input (top-level values and lists of them)."""
+    """The messages held by a state update or input (top-level values and lists of them), or
+    by what a called `@task` returned: a message, or a list of them (as LangGraph)."""
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (list, tuple)):
+        return [m for m in value if is_message(m)]
+    elif is_message(value):
+        return [value]
+    elif hasattr(value, "__dataclass_fields__") or hasattr(value, "model_fields"):
+        from ._schema import object_to_dict
+
+        items = (object_to_dict(value) or {}).values()
+    else:
+        return []
     found: list[Any] = []
-    if not isinstance(value, dict):
-        return found
-    for item in value.values():
+    for item in items:
         if isinstance(item, list):
             found.extend(m for m in item if is_message(m))
         elif is_message(item):
@@ -307,21 +318,127 @@ def _make_handler_class() -> Any:
             # run id -> (name, own tags, input messages, metadata) for `events`
             self.described: dict[Any, tuple[str, list[str], Any, dict[str, Any]]] = {}
             self.streamed: set[Any] = set()
+            # `events` of the LangChain runs around a model (chains, prompts, parsers, retry
+            # wrappers, tools; issue 17): run id -> [kind, name, tags, metadata, inputs]
+            self.runs: dict[Any, list[Any]] = {}
+            self.parent_of: dict[Any, Any] = {}  # run id -> the LangChain run it runs in
+            self.tapped: set[Any] = set()
 
         def tap_output_iter(self, run_id: Any, output: Any) -> Any:
-            return output
+            if self.run.events is None or run_id not in self.runs or run_id in self.tapped:
+                return output
+            self.tapped.add(run_id)
+            return self._tap(run_id, output)
 
         def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
-            return output
+            if self.run.events is None or run_id not in self.runs or run_id in self.tapped:
+                return output
+            self.tapped.add(run_id)
+            return self._atap(run_id, output)
 
-        def on_chat_model_start(
-            self, serialized: Any, messages: Any, *, run_id: Any, tags: Any = None,
-            metadata: Any = None, **kwargs: Any,
-        ) -> None:
+        def _tap(self, run_id: Any, output: Any) -> Any:
+            for chunk in output:
+                self._run_event(run_id, "stream", {"chunk": chunk})
+                yield chunk
+
+        async def _atap(self, run_id: Any, output: Any) -> Any:
+            async for chunk in output:
+                self._run_event(run_id, "stream", {"chunk": chunk})
+                yield chunk
+
+        def _meta(self, metadata: Any) -> dict[str, Any]:
             meta = dict(metadata or {})
             ns = self.task.ns  # a called `@task` shows its whole namespace (issue 17)
             meta["checkpoint_ns"] = ns if self.task.node.writer is not None else ns.split("|")[0]
+            return meta
+
+        def _started(self, run_id: Any, parent_run_id: Any, info: list[Any], data: Any) -> None:
+            # the node's own LangChain metadata, which a chat model overrides with its own
+            info[3].setdefault("ls_integration", "langgraph")
+            if parent_run_id is not None:
+                self.parent_of[run_id] = parent_run_id
+            self.runs[run_id] = info
+            self._run_event(run_id, "start", data)
+
+        def on_chain_start(
+            self, serialized: Any, inputs: Any, *, run_id: Any, parent_run_id: Any = None,
+            tags: Any = None, metadata: Any = None, run_type: Any = None, name: Any = None,
+            **kwargs: Any,
+        ) -> None:
+            if self.run.events is None:
+                return
+            # a streamed runnable starts with a placeholder input: its input shows at the end
+            known = inputs != {"input": ""}
+            info = [run_type or "chain", _run_name(name, serialized), list(tags or ()),
+                    self._meta(metadata), inputs if known else None]
+            self._started(run_id, parent_run_id, info, {"input": inputs} if known else {})
+
+        def on_chain_end(self, outputs: Any, *, run_id: Any, inputs: Any = None,
+                         **kwargs: Any) -> None:
+            info = self.runs.get(run_id)
+            if info is not None:
+                start = info[4]
+                self._run_event(run_id, "end", {"output": outputs, "input": inputs or start or {}})
+                self._forget_run(run_id)
+
+        def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            self._forget_run(run_id)  # no event (as astream_events)
+
+        def on_tool_start(
+            self, serialized: Any, input_str: str, *, run_id: Any, parent_run_id: Any = None,
+            tags: Any = None, metadata: Any = None, name: Any = None, inputs: Any = None,
+            **kwargs: Any,
+        ) -> None:
+            if self.run.events is None:
+                return
+            info = [
+                "tool", _run_name(name, serialized), list(tags or ()), self._meta(metadata),
+                inputs, kwargs.get("tool_call_id"),
+            ]
+            self._started(run_id, parent_run_id, info, {"input": inputs or {}})
+
+        def on_tool_end(self, output: Any, *, run_id: Any, **kwargs: Any) -> None:
+            info = self.runs.get(run_id)
+            if info is not None:
+                self._run_event(run_id, "end", {"output": output, "input": info[4]})
+                self._forget_run(run_id)
+
+        def on_tool_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            info = self.runs.get(run_id)
+            if info is not None:
+                call_id = kwargs.get("tool_call_id") or info[5]
+                data = {"error": error, "input": info[4], "tool_call_id": call_id}
+                self._run_event(run_id, "error", data)
+                self._forget_run(run_id)
+
+        def _run_event(self, run_id: Any, stage: str, data: dict[str, Any]) -> None:
+            events = self.run.events
+            info = self.runs.get(run_id)
+            if events is not None and info is not None:
+                kind, name, tags, metadata = info[:4]
+                events.chat_model(self.task, f"on_{kind}_{stage}", name, str(run_id), data,
+                                  metadata, tags, self._ancestors(run_id))
+
+        def _ancestors(self, run_id: Any) -> list[str]:
+            chain: list[str] = []
+            parent = self.parent_of.get(run_id)
+            while parent is not None and len(chain) < 100:
+                chain.append(str(parent))
+                parent = self.parent_of.get(parent)
+            return chain[::-1]
+
+        def _forget_run(self, run_id: Any) -> None:
+            self.runs.pop(run_id, None)
+            self.tapped.discard(run_id)
+
+        def on_chat_model_start(
+            self, serialized: Any, messages: Any, *, run_id: Any, tags: Any = None,
+            metadata: Any = None, parent_run_id: Any = None, **kwargs: Any,
+        ) -> None:
+            meta = self._meta(metadata)
             if self.run.events is not None:  # LangGraph's metadata, the run's own tags
+                if parent_run_id is not None:
+                    self.parent_of[run_id] = parent_run_id
                 name = kwargs.get("name") or (serialized or {}).get("name") or "ChatModel"
                 self.described[run_id] = (name, list(tags or ()), messages, dict(meta))
                 self._event("on_chat_model_start", run_id, {"input": {"messages": messages}})
@@ -353,7 +470,8 @@ def _make_handler_class() -> Any:
                 for generation in generations:
                     output = getattr(generation, "message", None)
                     if meta is not None and output is not None and run_id not in self.streamed:
-                        self.run.push_message(self.task, output, meta, replace=True)
+                        if not self._seen(output):  # e.g. a model echoing its input
+                            self.run.push_message(self.task, output, meta, replace=True)
             described = self.described.get(run_id)
             if described is not None:
                 data = {"output": output, "input": {"messages": described[2]}}
@@ -362,6 +480,16 @@ def _make_handler_class() -> Any:
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             self._forget(run_id)
+
+        def _seen(self, message: Any) -> bool:
+            """A whole (unstreamed) answer already streamed, or one of the task's inputs, is
+            not streamed again (as LangGraph)."""
+            mid = message_id(message)
+            if mid is None:
+                return False
+            if mid in self.run.root.seen_messages:
+                return True
+            return any(message_id(m) == mid for m in messages_in(self.task.input))
 
         def _forget(self, run_id: Any) -> None:
             self.active.pop(run_id, None)
@@ -373,6 +501,19 @@ def _make_handler_class() -> Any:
             described = self.described.get(run_id)
             if events is not None and described is not None:
                 name, tags, _, metadata = described
-                events.chat_model(self.task, kind, name, str(run_id), data, metadata, tags)
+                events.chat_model(self.task, kind, name, str(run_id), data, metadata, tags,
+                                  self._ancestors(run_id))
 
     return MessagesHandler
+
+
+def _run_name(name: Any, serialized: Any) -> str:
+    """A LangChain run's name: given, else its serialized name or class (as LangChain)."""
+    if name is not None:
+        return str(name)
+    if serialized:
+        if "name" in serialized:
+            return str(serialized["name"])
+        if "id" in serialized:
+            return str(serialized["id"][-1])
+    return "Unnamed"

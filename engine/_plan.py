@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
 from ._schema import channels_for, field_specs, object_to_dict, reader_for, schema_managed
+from ._timeout import timeout_policy
 from .errors import InvalidUpdateError
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -74,6 +75,7 @@ class NodePlan:
     # `@entrypoint` (END and `__previous__`) or a `@task` (`__return__`) node (issue 17).
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
     managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
+    timeout: Any = None  # a TimeoutPolicy: each attempt runs under it (`_timeout.py`)
 
 
 @dataclasses.dataclass(slots=True)
@@ -193,7 +195,8 @@ def build_plan(
         nodes[spec.name] = NodePlan(
             name=spec.name,
             callee=callee,
-            triggers=(branch_channel(spec.name), *join_triggers.get(spec.name, ())),
+            # sorted, and a task lists them all whichever fired (as LangGraph's tasks do)
+            triggers=tuple(sorted((branch_channel(spec.name), *join_triggers.get(spec.name, ())))),
             reads=reads,
             reader=reader_for(schema),
             edge_writes=tuple(edge_writes.get(spec.name, ())),
@@ -209,6 +212,7 @@ def build_plan(
                 tuple(schema_managed(spec.input_schema).items())
                 if spec.input_schema else state_managed
             ),
+            timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

@@ -51,7 +51,7 @@ class CompiledStateGraph:
     stream_mode = "updates"
     # What a run of this graph is (an entrypoint's run reads its state from one channel) and
     # which stream modes reach the caller while a step still runs (issue 17).
-    run_class: type[Run] = Run
+    run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
 
     def __init__(
@@ -100,7 +100,8 @@ class CompiledStateGraph:
         parent = scope.run if scope is not None else None
         if parent is not None:
             conf = config["configurable"]
-            conf.setdefault("thread_id", parent.thread_id)
+            if parent.thread_id is not None:
+                conf.setdefault("thread_id", parent.thread_id)
             sink = parent.sink
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")

@@ -80,6 +80,7 @@ class Run:
         self.durability = durability
         conf = config.get("configurable", {})
         self.thread_id = conf.get("thread_id")
+        self.meta = _run_metadata(config)  # what node configs, `messages`, `events` carry
         self.ns = parent_task.ns if parent_task is not None else conf.get("checkpoint_ns", "")
         self.ns_tuple: tuple[str, ...] = tuple(self.ns.split("|")) if self.ns else ()
         self.emits = parent is None or sink.subgraphs
@@ -145,10 +146,11 @@ class Run:
         """The config a node (and LangChain code inside it) sees: LangGraph's keys and shape."""
         config = self.config
         conf = dict(config.get("configurable") or {})
+        # where each enclosing graph stands (LangGraph's keys; the run's own id stays None)
+        conf["checkpoint_map"] = {**(conf.get("checkpoint_map") or {}), self.ns: self.checkpoint_id}
+        conf["checkpoint_id"] = None
         conf["checkpoint_ns"] = task.ns
-        metadata = dict(config.get("metadata") or {})
-        if self.thread_id is not None and self.checkpointer is not None:
-            metadata.setdefault("thread_id", self.thread_id)
+        metadata = dict(self.meta)
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
         if self.lc_callbacks:
@@ -179,9 +181,7 @@ class Run:
         if replace:
             meta = metadata
         else:
-            meta = dict(self.config.get("metadata") or {})
-            if self.thread_id is not None and self.checkpointer is not None:
-                meta["thread_id"] = self.thread_id
+            meta = dict(self.meta)
             meta["ls_integration"] = "langgraph"
             meta.update(self.task_metadata(task))
             meta["graph_node"] = task.name  # the seed's name for langgraph_node (SPEC §1)
@@ -670,7 +670,9 @@ class Run:
         metadata: dict[str, Any],
         step: int,
     ) -> None:
-        next_tasks = self._prepare(self.updated, step + 1)
+        # in the order the loop runs them: Sends, then nodes by name (as LangGraph's payload;
+        # a snapshot's `next` keeps insertion order, as LangGraph's get_state)
+        next_tasks = sorted(self._prepare(self.updated, step + 1), key=_run_order)
         outcomes = pending_by_task(self.pending) if self.pending else {}
         payload = {
             "config": _with_ns(config, self.ns),
@@ -687,6 +689,30 @@ class Run:
             event = self._debug("checkpoint", payload)
             event["step"] = step
             self.sink.push((self.ns_tuple, "debug", event))
+
+
+# LangGraph copies these ids from `configurable` into a run's metadata (when set and not
+# already there), so node configs, `messages` and `events` show them, with or without a
+# checkpointer (issue 17); checkpoint metadata does not take them.
+_TO_METADATA = (
+    "thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id",
+)
+
+
+def _run_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    metadata = dict(config.get("metadata") or {})
+    conf = config.get("configurable") or {}
+    for key in _TO_METADATA:
+        if key not in metadata:
+            value = conf.get(key)
+            if value:
+                metadata[key] = value
+    return metadata
+
+
+def _run_order(task: Task) -> tuple[int, Any]:
+    kind, key = task.order
+    return (0, key) if kind == 1 else (1, key)
 
 
 def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
@@ -770,6 +796,8 @@ def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[Preg
         deferred = [name for name, ch in run.channels.items() if ch.finish()]
         if deferred:
             tasks = run._prepare(deferred, run.step + 1)
+    if tasks and tasks[-1].order[0] == 1:  # Sends first, nodes in insertion order (LangGraph)
+        tasks.sort(key=lambda t: t.order[0] != 1)
     by_task = pending_by_task(run.pending)
     empty = Outcome()
     out = []

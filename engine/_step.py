@@ -141,10 +141,8 @@ def prepare_tasks(
         if len(triggers) == 1:  # most nodes: no generator for one channel
             if not channels[triggers[0]].is_available():
                 continue
-        else:
-            triggers = tuple(t for t in triggers if channels[t].is_available())
-            if not triggers:
-                continue
+        elif not any(channels[t].is_available() for t in triggers):
+            continue
         if name == "__start__":
             value = channels["__start__"].value
         elif node.input_group in inputs:

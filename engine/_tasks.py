@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 
+from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._managed import managed_values
@@ -30,6 +31,7 @@ from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
 from ._step import Task
 from ._stream import Wakeup
+from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
@@ -141,7 +143,7 @@ def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
 
 def _langchain_context(run: Run, scope: TaskScope) -> Any:
     """Let LangChain runnables called inside the node inherit the task config (callbacks)."""
-    if not run.lc_callbacks:
+    if not run.lc_callbacks and (scope.watch is None or not scope.watch.langchain):
         return None
     from langchain_core.runnables.config import var_child_runnable_config
 
@@ -157,11 +159,15 @@ def _call_sync(run: Run, task: Task) -> None:
     lc_token = _langchain_context(run, scope)
     try:
         output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
+        if scope.children is not None:  # the `@task`s the node called (issue 17)
+            close_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for branch in task.node.branches:
             state = _local_state(run, task, branch)
             task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
     finally:
+        if scope.children is not None:
+            close_children(scope, True)
         if lc_token is not None:
             lc_token.var.reset(lc_token)
         current_scope.reset(token)
@@ -227,8 +233,11 @@ def _in_scope(scope: TaskScope, fn: Any, *args: Any) -> Any:
         current_scope.reset(token)
 
 
-async def _acall(run: Run, task: Task) -> None:
+async def _acall(run: Run, task: Task, watch: Any = None) -> None:
     scope = TaskScope(task, run)
+    if watch is not None:  # a timed attempt (issue 17): its progress signals touch the watch
+        scope.watch = watch
+        scope.writer = watch.writer(scope.writer)
     callee = task.node.callee
     token = current_scope.set(scope)
     lc_token = _langchain_context(run, scope)
@@ -240,6 +249,8 @@ async def _acall(run: Run, task: Task) -> None:
         else:
             ctx = contextvars.copy_context()
             output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope)
+        if scope.children is not None:  # the `@task`s the node called (issue 17)
+            await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for branch in task.node.branches:
             state = _local_state(run, task, branch)
@@ -249,6 +260,8 @@ async def _acall(run: Run, task: Task) -> None:
                 result = branch.router.call(state, scope)
             task.writes.extend(_route_writes(run, branch, result))
     finally:
+        if scope.children is not None:
+            await aclose_children(scope, True)
         if lc_token is not None:
             lc_token.var.reset(lc_token)
         current_scope.reset(token)
@@ -263,7 +276,10 @@ async def execute_async(run: Run, task: Task) -> None:
     while True:
         try:
             try:
-                await _acall(run, task)
+                if task.node.timeout is None:
+                    await _acall(run, task)
+                else:
+                    await run_timed(_acall, run, task)
             except ParentCommand as signal:
                 _handle_parent_command(run, task, signal)
             _done(run, task)

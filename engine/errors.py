@@ -4,6 +4,7 @@
     ├── GraphRecursionError (also a RecursionError, as LangGraph's)
     ├── InvalidUpdateError
     ├── EmptyInputError
+    ├── NodeTimeoutError (an attempt exceeded its TimeoutPolicy)
     └── EmptyChannelError (internal)
 
 User exceptions raised in nodes propagate unchanged.
@@ -29,6 +30,7 @@ __all__ = [
     "GraphrunError",
     "InvalidUpdateError",
     "NodeInterrupt",
+    "NodeTimeoutError",
     "ParentCommand",
 ]
 
@@ -51,6 +53,41 @@ class EmptyInputError(GraphrunError):
 
 class EmptyChannelError(GraphrunError):
     """A channel was read before it was ever written (internal)."""
+
+
+class NodeTimeoutError(GraphrunError):
+    """An attempt of a node or task exceeded its `TimeoutPolicy` (an `Exception`, not the
+    builtin `TimeoutError`, so the default `RetryPolicy` retries it, as LangGraph)."""
+
+    def __init__(
+        self,
+        node: str,
+        elapsed: float,
+        *,
+        kind: str,
+        idle_timeout: float | None = None,
+        run_timeout: float | None = None,
+    ) -> None:
+        if kind == "idle" and idle_timeout is not None:
+            self.timeout = idle_timeout
+            message = (
+                f"Node '{node}' exceeded its idle timeout of {idle_timeout:.3f}s without "
+                f"making progress (elapsed: {elapsed:.3f}s)."
+            )
+        elif kind == "run" and run_timeout is not None:
+            self.timeout = run_timeout
+            message = (
+                f"Node '{node}' exceeded its run timeout of {run_timeout:.3f}s "
+                f"(elapsed: {elapsed:.3f}s)."
+            )
+        else:
+            raise ValueError("kind must be 'idle' (with idle_timeout) or 'run' (with run_timeout)")
+        super().__init__(message)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout
 
 
 class GraphBubbleUp(BaseException):

@@ -12,11 +12,12 @@ import inspect
 import logging
 import typing
 from collections.abc import Callable, Hashable, Sequence
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from ._managed import check_no_managed
 from ._schema import field_specs, schema_managed
-from .types import END, START, CachePolicy, RetryPolicy
+from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 
 __all__ = ["StateGraph", "NodeSpec", "BranchSpec"]
 
@@ -36,6 +37,7 @@ class NodeSpec:
     defer: bool = False
     metadata: dict[str, Any] | None = None
     destinations: tuple[str, ...] = ()
+    timeout: Any = None  # `timeout=` as given (checked when compiled, as LangGraph)
 
 
 @dataclasses.dataclass(slots=True)
@@ -99,6 +101,7 @@ class StateGraph(Generic[StateT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         cache_policy: CachePolicy | None = None,
         destinations: dict[str, str] | tuple[str, ...] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
         **legacy: Any,
     ) -> StateGraph[StateT]:
         """Add a node; the name defaults to the function's `__name__`."""
@@ -141,6 +144,7 @@ class StateGraph(Generic[StateT]):
             defer=defer,
             metadata=metadata,
             destinations=tuple(destinations) if destinations else (),
+            timeout=TimeoutPolicy.coerce(timeout),
         )
         return self
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Callable, Hashable, Sequence
+from datetime import timedelta
 from typing import Any, ClassVar, Literal, NamedTuple
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "StateUpdate",
     "StreamMode",
     "StreamWriter",
+    "TimeoutPolicy",
     "default_retry_on",
 ]
 
@@ -99,6 +102,10 @@ class Command:
     goto: Any = ()
 
     PARENT: ClassVar[str] = "__parent__"
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`Command[Literal["a", "b"]]` as a return annotation (the nodes it may go to)."""
+        return types.GenericAlias(cls, item)
 
     def __repr__(self) -> str:
         parts = [
@@ -210,3 +217,43 @@ class StateSnapshot(NamedTuple):
     parent_config: dict[str, Any] | None
     tasks: tuple[PregelTask, ...]
     interrupts: tuple[Interrupt, ...] = ()
+
+
+def _seconds(value: float | timedelta | None, field: str) -> float | None:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{field} must be greater than 0")
+    return seconds
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TimeoutPolicy:
+    """How long one attempt of an async node or task may take (LangGraph 1.2's `timeout=`).
+
+    `run_timeout` caps an attempt's wall-clock time; `idle_timeout` caps the time it goes
+    without progress: with `refresh_on="auto"` a custom stream chunk, a `@task` call, a
+    LangChain callback event (a model token...) or `runtime.heartbeat()` counts, with
+    `"heartbeat"` only `runtime.heartbeat()`. An attempt that exceeds one fails with
+    `NodeTimeoutError`, which the default `RetryPolicy` retries.
+    """
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy in seconds from a number, a timedelta or a policy; None if it sets none."""
+        if value is None:
+            return None
+        if not isinstance(value, TimeoutPolicy):
+            value = cls(run_timeout=value)
+        if value.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run = _seconds(value.run_timeout, "run_timeout")
+        idle = _seconds(value.idle_timeout, "idle_timeout")
+        if run is None and idle is None:
+            return None
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)

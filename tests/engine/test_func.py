@@ -170,24 +170,109 @@ def test_copy_keeps_an_entrypoint() -> None:
     assert copied.invoke(3, _config()) == 3 and copied.get_state(_config()).values == 3
 
 
-def test_a_task_inside_a_state_graph_node_is_refused() -> None:
-    """A documented difference: tasks run inside entrypoints only."""
+class _Log(TypedDict):
+    log: Annotated[list, operator.add]
 
-    class S(TypedDict):
-        log: Annotated[list, operator.add]
+
+def _node_graph(saver: Any, calls: list[str], broken: bool) -> Any:
+    """A graph whose node calls two tasks, one of which may fail (built once per "process")."""
 
     @task
-    def step(x: int) -> int:
-        return x
+    def fetch(x: int) -> int:
+        calls.append("fetch")
+        return x + 1
 
-    def node(state: S) -> dict[str, Any]:
-        return {"log": [step(1).result()]}
+    @task
+    def publish(x: int) -> int:
+        calls.append("publish")
+        if broken:
+            raise ConnectionAbortedError("down")
+        return x * 10
 
-    builder = StateGraph(S)
+    def node(state: _Log) -> dict[str, Any]:
+        one, two = fetch(1), fetch(5)
+        return {"log": [publish(one.result() + two.result()).result()]}
+
+    builder = StateGraph(_Log)
     builder.add_node("node", node)
     builder.add_edge(START, "node")
-    with pytest.raises(RuntimeError, match="only be called inside an @entrypoint"):
-        builder.compile().invoke({"log": []})
+    return builder.compile(checkpointer=saver)
+
+
+def test_tasks_in_a_graph_node_resume_from_a_sqlite_file(tmp_path: Path) -> None:
+    """Calls a node made are saved as they finish: the run after a failure (another graph over
+    the same file, as another process) re-runs only the call that failed."""
+    path = tmp_path / "calls.sqlite"
+    calls: list[str] = []
+    with SqliteSaver(str(path)) as saver:
+        with pytest.raises(ConnectionAbortedError):
+            _node_graph(saver, calls, broken=True).invoke({"log": []}, _config())
+    assert sorted(calls) == ["fetch", "fetch", "publish"]
+    calls.clear()
+    with SqliteSaver(str(path)) as saver:
+        out = _node_graph(saver, calls, broken=False).invoke(None, _config())
+    assert calls == ["publish"]
+    assert out == {"log": [80]}
+
+
+def test_an_async_node_gathers_calls_in_parallel() -> None:
+    """An async node's calls run as tasks of their own; the node waits for them."""
+
+    @task
+    async def nap(x: int) -> int:
+        await asyncio.sleep(0.2)
+        return x
+
+    async def node(state: _Log) -> dict[str, Any]:
+        nap(99)  # never awaited: waited for when the node returns
+        return {"log": list(await asyncio.gather(*[nap(i) for i in range(5)]))}
+
+    builder = StateGraph(_Log)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    graph = builder.compile()
+    started = time.perf_counter()
+    chunks = asyncio.run(_collect(graph.astream({"log": []}, stream_mode="updates")))
+    assert time.perf_counter() - started < 0.6  # five 0.2 s naps overlap
+    assert chunks[-1] == {"node": {"log": [0, 1, 2, 3, 4]}}
+    assert sorted(c["nap"] for c in chunks[:-1]) == [0, 1, 2, 3, 4, 99]
+
+
+def test_parallel_sync_nodes_call_tasks_and_wait_for_unasked_calls() -> None:
+    """Two nodes of one step call tasks at once (the run learns about calls from either);
+    a call nobody asks the result of, slower than the whole step, still finishes (and
+    streams) before the step ends."""
+    done: list[int] = []
+
+    @task
+    def slow(x: int) -> int:
+        time.sleep(0.1 * x)
+        done.append(x)
+        return x
+
+    def left(state: _Log) -> dict[str, Any]:
+        slow(4)  # never asked for
+        return {"log": ["left"]}
+
+    def right(state: _Log) -> dict[str, Any]:
+        return {"log": [slow(1).result(), slow(2).result()]}
+
+    builder = StateGraph(_Log)
+    builder.add_node("left", left)
+    builder.add_node("right", right)
+    builder.add_node("after", lambda state: {"log": ["after"]})
+    builder.add_edge(START, "left")
+    builder.add_edge(START, "right")
+    builder.add_edge("right", "after")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    chunks = list(graph.stream({"log": []}, _config(), stream_mode="updates"))
+    assert sorted(done) == [1, 2, 4]
+    assert chunks.index({"slow": 4}) < chunks.index({"after": {"log": ["after"]}})
+    assert graph.get_state(_config()).values["log"][-1] == "after"
+
+
+async def _collect(agen: Any) -> list[Any]:
+    return [item async for item in agen]
 
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])

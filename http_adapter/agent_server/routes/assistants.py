@@ -10,7 +10,6 @@ per-endpoint 404 texts.
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 import uuid
 from typing import Any
@@ -20,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine import END, START, CompiledStateGraph
+from engine import CompiledStateGraph
 
 from ..authz import authorize, owned, visible
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
@@ -260,60 +259,6 @@ async def set_latest(request: Request) -> Response:
 # -- graph ----------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(slots=True)
-class _Drawing:
-    nodes: dict[str, dict[str, Any]]  # id -> data
-    edges: list[tuple[str, str, bool]]  # source, target, conditional
-
-
-def _drawing(graph: CompiledStateGraph, xray: int) -> _Drawing:
-    """The graph's nodes and edges; with `xray` > 0 each subgraph node is replaced by the
-    subgraph's own nodes (`<node>:<inner>`) down to that depth, as LangGraph draws it."""
-    drawn = graph.get_graph()
-    nodes = {name: dict(data) for name, data in drawn.nodes.items()}
-    edges = [(e.source, e.target, e.conditional) for e in drawn.edges]
-    if xray <= 0:
-        return _Drawing(nodes, edges)
-    inner_nodes: dict[str, dict[str, Any]] = {}
-    inner_edges: list[tuple[str, str, bool]] = []
-    for name, spec in graph.builder.nodes.items():
-        if not isinstance(spec.action, CompiledStateGraph) or name not in nodes:
-            continue
-        sub = _drawing(spec.action, xray - 1)
-        prefixed = {n: f"{name}:{n}" for n in sub.nodes if n not in (START, END)}
-        entries = [prefixed[t] for s, t, _ in sub.edges if s == START and t in prefixed]
-        exits = [prefixed[s] for s, t, _ in sub.edges if t == END and s in prefixed]
-        del nodes[name]
-        for inner, outer in prefixed.items():
-            inner_nodes[outer] = {**sub.nodes[inner], "name": outer}
-        rewired: list[tuple[str, str, bool]] = []
-        for source, target, conditional in edges:
-            sources = exits if source == name else [source]
-            targets = entries if target == name else [target]
-            rewired += [(s, t, conditional) for s in sources for t in targets]
-        edges = rewired
-        inner_edges += [
-            (prefixed[s], prefixed[t], c) for s, t, c in sub.edges
-            if s in prefixed and t in prefixed
-        ]
-    return _Drawing({**nodes, **inner_nodes}, edges + inner_edges)
-
-
-def _graph_json(drawing: _Drawing) -> dict[str, Any]:
-    """The real server's JSON: `__end__` is a bare `{"id"}`, every other node a runnable with
-    its `data`; an edge carries `conditional` only when it is one."""
-    return {
-        "nodes": [
-            {"id": node} if node == END else {"id": node, "type": "runnable", "data": data}
-            for node, data in drawing.nodes.items()
-        ],
-        "edges": [
-            {"source": s, "target": t, **({"conditional": True} if c else {})}
-            for s, t, c in drawing.edges
-        ],
-    }
-
-
 def _xray(request: Request) -> int:
     raw = (request.query_params.get("xray") or "false").strip().lower()
     if raw in ("true", "yes"):
@@ -331,7 +276,8 @@ async def get_graph(request: Request) -> Response:
     assistant = await _assistant(st, request, "read")
     xray = _xray(request)
     graph = await st.graph(assistant.graph_id)
-    return json_response(_graph_json(_drawing(graph, xray)))
+    # LangGraph's drawing (subgraph nodes inlined to `xray` depth), in its JSON shape
+    return json_response(graph.get_graph(xray=xray).to_json())
 
 
 # -- schemas --------------------------------------------------------------------------------------------

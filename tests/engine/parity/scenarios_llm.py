@@ -132,6 +132,7 @@ def _callers() -> dict[str, tuple[Callable[[], Any], bool, Callable[[Any], Any]]
         "no_config_bound": (lambda: talker().with_config(tags=["tagged"]), False, by_messages),
         "nostream": (lambda: talker().with_config(tags=["nostream"]), True, by_messages),
         "streaming_call": (lambda: _Streamed(talker()), True, by_messages),
+        "chain_streamed": (lambda: _Streamed(prompt | talker()), True, by_dict),
     }
 
 
@@ -188,16 +189,12 @@ def _inputs() -> dict[str, Any]:
 
 
 def _chat_events(events: list[dict[str, Any]]) -> list[Any]:
-    """The chat model events of an astream_events transcript, with their node's name.
-
-    LangGraph also reports every LangChain runnable around the model (RunnableRetry,
-    RunnableSequence, prompts, parsers, tools) as its own chain events, which graphrun's events
-    mode does not yet (README, stream modes); the chat model's own events must match exactly.
-    """
+    """Every event of an astream_events transcript: the graph's, its nodes', the chat model's
+    and those of the LangChain runnables around it (RunnableRetry, RunnableSequence, prompts,
+    parsers, tools), with run ids and parent ids (normalized: the same structure must show)."""
     return [
-        (e["event"], e["name"], e["tags"], e["metadata"], e["data"])
+        (e["event"], e["name"], e["tags"], e["metadata"], e["data"], e["run_id"], e["parent_ids"])
         for e in events
-        if e["event"].startswith("on_chat_model")
     ]
 
 
@@ -239,7 +236,7 @@ def _caller_scenario(kind: str) -> None:
 
 
 for _kind in ("bare", "with_config", "bind_tools", "with_retry", "structured", "prompt_chain",
-              "no_config", "no_config_bound", "nostream", "streaming_call"):
+              "no_config", "no_config_bound", "nostream", "streaming_call", "chain_streamed"):
     _caller_scenario(_kind)
 
 
@@ -357,7 +354,7 @@ def llm_parallel_nodes_and_two_calls(lib: Any) -> list[Any]:
     b.add_node("twice", twice)
     b.add_edge(lib.START, "first")
     b.add_edge(lib.START, "second")
-    b.add_edge("second", "twice")  # (a join's triggers differ from LangGraph's: not here)
+    b.add_edge("second", "twice")
     g = b.compile()
     t.stream("stream", g, _inputs(), stream_mode="messages")
     t.call("astream", lambda: asyncio.run(_collect(

@@ -1,0 +1,663 @@
+"""More parity scenarios (issue 17, second pass): `@task`s called inside `StateGraph` nodes,
+named task inputs in events, `messages` metadata, config metadata, join triggers, step order,
+drawn graphs and LangChain events. Registered into `scenarios.SCENARIOS`.
+
+Calls of one node run in parallel, so a scenario that streams them makes each call sleep a
+different time (`LAG` apart): every call starts before any finishes, and they finish in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import time
+from typing import Annotated, Any, Literal, TypedDict
+
+from .harness import Transcript
+from .scenarios import LAG, cfg, scenario
+
+MODES = ["updates", "values", "tasks", "checkpoints", "debug", "custom"]
+
+
+class LogState(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+async def _collect(agen: Any) -> list[Any]:
+    return [item async for item in agen]
+
+
+def _task_graph(lib: Any, calls: list[Any], *, is_async: bool, checkpointer: Any = None) -> Any:
+    """A node fanning out to two parallel calls, then asking a question through a third."""
+
+    @lib.task
+    def square(x: int) -> int:
+        time.sleep(LAG * (x + 1))  # square(0) finishes first
+        calls.append(("square", x))
+        lib.get_stream_writer()({"squared": x})
+        return x * x
+
+    @lib.task
+    async def asquare(x: int) -> int:
+        await asyncio.sleep(LAG * (x + 1))
+        calls.append(("asquare", x))
+        return x * x
+
+    @lib.task
+    def ask(total: int) -> Any:
+        calls.append(("ask", total))
+        return lib.interrupt({"total": total})
+
+    def node(state: LogState) -> dict[str, Any]:
+        futures = [square(i) for i in range(2)]
+        squares = [f.result() for f in futures]
+        return {"log": [*squares, ask(sum(squares)).result()]}
+
+    async def anode(state: LogState) -> dict[str, Any]:
+        squares = list(await asyncio.gather(*[asquare(i) for i in range(2)]))
+        return {"log": [*squares, await ask(sum(squares))]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("work", anode if is_async else node)
+    b.add_node("after", lambda state: {"log": ["after"]})
+    b.add_edge(lib.START, "work")
+    b.add_edge("work", "after")
+    return b.compile(checkpointer=checkpointer)
+
+
+@scenario
+def more_task_in_node_sync(lib: Any) -> list[Any]:
+    """@tasks called in a sync StateGraph node: parallel futures, every mode, an interrupt in a
+    task and the resume (finished calls are not run again), state and history."""
+    t = Transcript()
+    calls: list[Any] = []
+    g = _task_graph(lib, calls, is_async=False, checkpointer=lib.InMemorySaver())
+    t.stream("leg1", g, {"log": []}, cfg("1"), stream_mode=MODES)
+    t.state("state1", g, cfg("1"))
+    t.add("calls1", sorted(calls))
+    t.stream("leg2", g, lib.Command(resume=5), cfg("1"), stream_mode=MODES)
+    t.add("calls2", sorted(calls))
+    t.state("state2", g, cfg("1"))
+    t.add("history", list(g.get_state_history(cfg("1"))))
+    t.stream("subgraphs", g, {"log": []}, cfg("2"), stream_mode=["updates", "values"],
+             subgraphs=True)
+    t.call("no_checkpointer", _task_graph(lib, [], is_async=False).invoke, {"log": []})
+    return t.items
+
+
+@scenario
+def more_task_in_node_async(lib: Any) -> list[Any]:
+    """@tasks called in an async StateGraph node (gathered), interrupt and resume."""
+    t = Transcript()
+    calls: list[Any] = []
+    g = _task_graph(lib, calls, is_async=True, checkpointer=lib.InMemorySaver())
+
+    async def main() -> None:
+        async for item in g.astream({"log": []}, cfg("1"),
+                                    stream_mode=["updates", "values", "tasks"]):
+            t.add("astream", item)
+        t.add("state", await g.aget_state(cfg("1")))
+        t.add("calls1", sorted(calls))
+        async for item in g.astream(lib.Command(resume=7), cfg("1"),
+                                    stream_mode=["updates", "values"]):
+            t.add("resume", item)
+        t.add("calls2", sorted(calls))
+        t.add("ainvoke", await _task_graph(lib, [], is_async=True).ainvoke({"log": []}))
+
+    asyncio.run(main())
+    return t.items
+
+
+@scenario
+def more_task_in_node_failure(lib: Any) -> list[Any]:
+    """A failing call fails its node; the resumed run does not re-run the finished call."""
+    t = Transcript()
+    calls: list[str] = []
+    broken = {"on": True}
+
+    @lib.task
+    def good(x: int) -> int:
+        time.sleep(LAG)
+        calls.append("good")
+        return x + 1
+
+    @lib.task
+    def flaky(x: int) -> int:
+        time.sleep(2 * LAG)
+        calls.append("flaky")
+        if broken["on"]:
+            raise ValueError("flaky broke")
+        return x * 100
+
+    def node(state: LogState) -> dict[str, Any]:
+        a, b = good(1), flaky(1)
+        return {"log": [a.result(), b.result()]}
+
+    builder = lib.StateGraph(LogState)
+    builder.add_node("both", node)
+    builder.add_edge(lib.START, "both")
+    g = builder.compile(checkpointer=lib.InMemorySaver())
+    modes = ["updates", "tasks", "values"]
+    t.stream("fail", g, {"log": []}, cfg("1"), stream_mode=modes)
+    t.state("failed_state", g, cfg("1"))
+    broken["on"] = False
+    t.stream("resume", g, None, cfg("1"), stream_mode=modes)
+    t.add("calls", list(calls))
+    return t.items
+
+
+@scenario
+def more_task_in_subgraph_node(lib: Any) -> list[Any]:
+    """A call in a subgraph's node: namespaces with subgraphs=True, none without."""
+    t = Transcript()
+
+    @lib.task
+    def tag(items: list) -> list:
+        return [*items, "tagged"]
+
+    def inner_node(state: LogState) -> dict[str, Any]:
+        return {"log": tag(state["log"]).result()[-1:]}
+
+    inner = lib.StateGraph(LogState)
+    inner.add_node("inner_node", inner_node)
+    inner.add_edge(lib.START, "inner_node")
+    outer = lib.StateGraph(LogState)
+    outer.add_node("sub", inner.compile())
+    outer.add_edge(lib.START, "sub")
+    g = outer.compile(checkpointer=lib.InMemorySaver())
+    for subgraphs in (False, True):
+        t.stream(f"subgraphs={subgraphs}", g, {"log": []}, cfg(f"s{subgraphs}"),
+                 stream_mode=["updates", "values", "tasks"], subgraphs=subgraphs)
+    return t.items
+
+
+@scenario
+def more_task_in_node_messages(lib: Any) -> list[Any]:
+    """A streaming chat model called inside a task called by a node (sync and async): each
+    token once, with LangGraph's metadata (the call's node, path and checkpoint_ns)."""
+    from .scenarios_llm import _inputs, _talker_class
+
+    t = Transcript()
+    model = _talker_class()().with_config(tags=["tagged"])
+
+    @lib.task
+    def talk(messages: list) -> Any:
+        return model.invoke(messages)
+
+    @lib.task
+    async def atalk(messages: list) -> Any:
+        return await model.ainvoke(messages)
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [talk(state["messages"]).result()]}
+
+    async def anode(state: Any) -> dict[str, Any]:
+        return {"messages": [await atalk(state["messages"])]}
+
+    for label, fn in (("sync", node), ("async", anode)):
+        b = lib.StateGraph(lib.MessagesState)
+        b.add_node("chat", fn)
+        b.add_edge(lib.START, "chat")
+        g = b.compile(checkpointer=lib.InMemorySaver())
+        t.call(f"{label}_astream", lambda g=g: asyncio.run(_collect(g.astream(
+            _inputs(), cfg(label), stream_mode=["messages", "updates"], subgraphs=True))))
+        if label == "sync":
+            t.stream("sync_stream", g, _inputs(), cfg("s2"), stream_mode="messages")
+    return t.items
+
+
+# --- timeout= (LangGraph 1.2's TimeoutPolicy) ----------------------------------------------------
+
+
+def _timeouts(lib: Any) -> tuple[Any, Any, Any]:
+    """TimeoutPolicy and NodeTimeoutError (not in the shared `load_lib`), and Runtime."""
+    import importlib
+
+    if lib.name == "lg":
+        types, errors = importlib.import_module("langgraph.types"), importlib.import_module(
+            "langgraph.errors")
+        runtime = importlib.import_module("langgraph.runtime").Runtime
+    else:
+        types = errors = importlib.import_module("engine")
+        runtime = types.Runtime
+    return types.TimeoutPolicy, errors.NodeTimeoutError, runtime
+
+
+def _timeout_error(error: BaseException) -> Any:
+    """A timeout error without its elapsed time (which differs from run to run)."""
+    import re
+
+    text = re.sub(r"elapsed: [0-9.]+s", "elapsed: <s>", str(error))
+    fields = ("node", "kind", "timeout", "run_timeout", "idle_timeout")
+    return (type(error).__name__, text, {f: getattr(error, f, None) for f in fields})
+
+
+@scenario
+def more_timeout_policies(lib: Any) -> list[Any]:
+    """timeout= on @task, @entrypoint and add_node: sync refused, run and idle timeouts (custom
+    chunks or heartbeats as progress), a caught timeout, a retried one, coercion."""
+    from datetime import timedelta
+
+    TimeoutPolicy, NodeTimeoutError, Runtime = _timeouts(lib)
+    t = Transcript()
+    t.call("coerce_number", TimeoutPolicy.coerce, 5)
+    t.call("coerce_delta", TimeoutPolicy.coerce, TimeoutPolicy(idle_timeout=timedelta(seconds=2)))
+    t.call("coerce_empty", TimeoutPolicy.coerce, TimeoutPolicy())
+    t.call("coerce_negative", TimeoutPolicy.coerce, -1)
+    t.call("coerce_refresh", TimeoutPolicy.coerce, TimeoutPolicy(idle_timeout=1, refresh_on="x"))
+    t.call("sync_task", lambda: lib.task(timeout=1)(lambda x: x))
+    t.call("sync_entrypoint", lambda: lib.entrypoint(timeout=1)(lambda x: x))
+    b = lib.StateGraph(LogState)
+    b.add_node("sync_node", lambda state: {}, timeout=1)
+    b.add_edge(lib.START, "sync_node")
+    t.call("sync_node", b.compile)
+
+    @lib.task(timeout=0.1)
+    async def slow(x: int) -> int:
+        await asyncio.sleep(1)
+        return x
+
+    @lib.task(timeout=TimeoutPolicy(idle_timeout=0.25))
+    async def chatty(x: int) -> int:
+        writer = lib.get_stream_writer()
+        for i in range(4):
+            await asyncio.sleep(0.1)
+            writer({"chatty": i})
+        return x
+
+    @lib.task(timeout=TimeoutPolicy(idle_timeout=0.25, refresh_on="heartbeat"))
+    async def quiet(x: int, runtime: Runtime) -> int:
+        writer = lib.get_stream_writer()
+        for i in range(2):
+            writer({"quiet": i})  # not progress with refresh_on="heartbeat"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1)
+        return x
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    async def flow(x: int) -> Any:
+        out = [await chatty(x)]
+        for fn in (slow, quiet):
+            try:
+                out.append(await fn(x))
+            except NodeTimeoutError as error:
+                out.append(_timeout_error(error))
+        return out
+
+    async def main() -> None:
+        async for item in flow.astream(1, cfg("1"), stream_mode=["updates", "custom"]):
+            t.add("flow", item)
+
+    asyncio.run(main())
+
+    attempts: list[int] = []
+
+    async def flaky(state: LogState, runtime: Runtime) -> dict[str, Any]:
+        attempts.append(len(attempts))
+        for _ in range(3):
+            await asyncio.sleep(0.1 if len(attempts) > 1 else 0.4)
+            runtime.heartbeat()
+        return {"log": [len(attempts)]}
+
+    g = lib.StateGraph(LogState)
+    g.add_node("flaky", flaky, timeout=TimeoutPolicy(idle_timeout=0.25),
+               retry_policy=lib.RetryPolicy(initial_interval=0.01, jitter=False))
+    g.add_node("capped", slow_node, timeout=0.1)
+    g.add_edge(lib.START, "flaky")
+    g.add_edge("flaky", "capped")
+    graph = g.compile()
+
+    async def run_graph() -> None:
+        try:
+            async for item in graph.astream({"log": []}, stream_mode="updates"):
+                t.add("graph", item)
+        except NodeTimeoutError as error:
+            t.add("graph_error", _timeout_error(error))
+
+    asyncio.run(run_graph())
+    t.add("attempts", list(attempts))
+    return t.items
+
+
+async def slow_node(state: LogState) -> dict[str, Any]:
+    await asyncio.sleep(1)
+    return {"log": ["never"]}
+
+
+# --- events: a called task's input by name ------------------------------------------------------
+
+
+def _task_events(events: list[dict[str, Any]], names: tuple[str, ...]) -> list[Any]:
+    return [(e["event"], e["name"], e["data"]) for e in events if e["name"] in names]
+
+
+@scenario
+def more_task_events_named_input(lib: Any) -> list[Any]:
+    """astream_events shows a called task's arguments by name, defaults filled in, `*args` as
+    a tuple and `**kwargs` spread (in an entrypoint and in a graph's node)."""
+    t = Transcript()
+
+    @lib.task
+    def add(a: int, b: int = 2, *rest: int, k: int = 1, **extra: Any) -> int:
+        return a + b + sum(rest) + k
+
+    @lib.task
+    def scaled(x: int, *, writer: Any = None, store: Any = None) -> int:
+        return x * 10
+
+    @lib.entrypoint()
+    def flow(x: int) -> list[int]:
+        return [add(x, 3).result(), add(x, k=5).result(), add(1, 2, 3, 4, k=2, z=1).result(),
+                scaled(x).result()]
+
+    def node(state: LogState) -> dict[str, Any]:
+        return {"log": [add(7).result()]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("node", node)
+    b.add_edge(lib.START, "node")
+    graph = b.compile()
+    names = ("add", "scaled")
+    t.call("entrypoint", lambda: _task_events(asyncio.run(_collect(
+        flow.astream_events(1, version="v2"))), names))
+    t.call("graph", lambda: _task_events(asyncio.run(_collect(
+        graph.astream_events({"log": []}, version="v2"))), names))
+    return t.items
+
+
+# --- messages metadata with LangChain's fake chat models -----------------------------------------
+
+
+def _fake_models() -> dict[str, Any]:
+    from langchain_core.language_models.fake_chat_models import (
+        FakeListChatModel,
+        FakeMessagesListChatModel,
+        GenericFakeChatModel,
+        ParrotFakeChatModel,
+    )
+    from langchain_core.messages import AIMessage
+
+    return {
+        "generic": lambda: GenericFakeChatModel(
+            messages=iter([AIMessage(content="hello big world", id="m1")])),
+        "fakelist": lambda: FakeListChatModel(responses=["hi there"]),
+        "msglist": lambda: FakeMessagesListChatModel(responses=[AIMessage(content="yo", id="m2")]),
+        "parrot": lambda: ParrotFakeChatModel(),  # answers with its input message (same id)
+    }
+
+
+@scenario
+def more_messages_fake_models(lib: Any) -> list[Any]:
+    """Every fake chat model LangChain ships, in sync and async nodes and in a task: the whole
+    `messages` metadata (ls_* keys included) and the chat model events; an answer echoing an
+    input message is not streamed; a message a task returns streams once, as the task's."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.runnables import RunnableConfig
+
+    t = Transcript()
+    inp = {"messages": [HumanMessage(content="hi", id="h1")]}
+    for name, make in _fake_models().items():
+        def node(state: Any, config: RunnableConfig, make: Any = make) -> dict[str, Any]:
+            return {"messages": [make().invoke(state["messages"], config)]}
+
+        async def anode(state: Any, make: Any = make) -> dict[str, Any]:
+            return {"messages": [await make().ainvoke(state["messages"])]}
+
+        for label, fn in (("sync", node), ("async", anode)):
+            b = lib.StateGraph(lib.MessagesState)
+            b.add_node("n", fn)
+            b.add_edge(lib.START, "n")
+            g = b.compile()
+            if label == "sync":
+                t.stream(f"{name}_stream", g, inp, {"metadata": {"user": 1}}, stream_mode="messages")
+            t.call(f"{name}_{label}_astream", lambda g=g: asyncio.run(_collect(
+                g.astream(inp, stream_mode="messages"))))
+            t.call(f"{name}_{label}_events", lambda g=g: [
+                (e["event"], e["name"], e["metadata"]) for e in asyncio.run(_collect(
+                    g.astream_events(inp, version="v2"))) if "chat_model" in e["event"]])
+
+    @lib.task
+    def answer(text: str) -> Any:
+        return AIMessage(content=f"re {text}", id="t1")
+
+    @lib.entrypoint()
+    def flow(text: str) -> dict[str, Any]:
+        return {"messages": [answer(text).result()]}
+
+    t.stream("task_returns_message", flow, "hey", stream_mode="messages")
+    return t.items
+
+
+# --- config metadata ----------------------------------------------------------------------------
+
+
+class XState(TypedDict):
+    x: int
+
+
+@scenario
+def more_config_metadata(lib: Any) -> list[Any]:
+    """A node's config (metadata and configurable) with and without a checkpointer, in a
+    subgraph too: LangGraph copies thread_id, assistant_id, graph_id... into the metadata."""
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableConfig
+
+    from .scenarios_llm import _talker_class
+
+    t = Transcript()
+    seen: list[Any] = []
+
+    def node(state: XState, config: RunnableConfig) -> dict[str, Any]:
+        conf = {k: v for k, v in config["configurable"].items() if not k.startswith("__")}
+        if not state["x"]:  # without a saver graphrun keeps one checkpoint id for the run
+            conf.pop("checkpoint_map")
+        seen.append((dict(config["metadata"]), conf))
+        return {"x": state["x"] + 1}
+
+    inner = lib.StateGraph(XState)
+    inner.add_node("inner", node)
+    inner.add_edge(lib.START, "inner")
+    b = lib.StateGraph(XState)
+    b.add_node("sub", inner.compile())
+    b.add_node("outer", node)
+    b.add_edge(lib.START, "sub")
+    b.add_edge("sub", "outer")
+    ids = {"thread_id": "t1", "assistant_id": "a1", "graph_id": "g1", "user": "u"}
+    for label, saver in (("none", None), ("saver", lib.InMemorySaver())):
+        g = b.compile(checkpointer=saver)
+        start = 0 if saver is None else 1
+        g.invoke({"x": start}, {"configurable": dict(ids), "metadata": {"m": 1}})
+        g.invoke({"x": start}, {"configurable": {"thread_id": "t2"}, "metadata": {"thread_id": "own"}})
+        if saver is None:
+            g.invoke({"x": start}, {"configurable": {"user": "u"}})
+        t.add(label, list(seen))
+        seen.clear()
+
+    model = _talker_class()()
+
+    def talk(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    m = lib.StateGraph(lib.MessagesState)
+    m.add_node("talk", talk)
+    m.add_edge(lib.START, "talk")
+    graph = m.compile()
+    inp = {"messages": [HumanMessage(content="hi", id="h1")]}
+    t.stream("messages", graph, inp, {"configurable": {"thread_id": "t3"}}, stream_mode="messages")
+    t.call("events", lambda: [(e["event"], e["name"], e["metadata"]) for e in asyncio.run(
+        _collect(graph.astream_events(inp, {"configurable": {"thread_id": "t3"}}, version="v2")))])
+    return t.items
+
+
+# --- a join node's triggers ---------------------------------------------------------------------
+
+
+@scenario
+def more_join_triggers(lib: Any) -> list[Any]:
+    """A node behind `add_edge([a, b], c)` lists all its trigger channels, sorted, whichever
+    fired (tasks mode, `langgraph_triggers`), alone or with a plain edge too."""
+    from langchain_core.runnables import RunnableConfig
+
+    t = Transcript()
+
+    def logger(name: str, lag: float) -> Any:
+        def node(state: LogState, config: RunnableConfig) -> dict[str, Any]:
+            time.sleep(lag)
+            return {"log": [[name, list(config["metadata"]["langgraph_triggers"])]]}
+
+        return node
+
+    b = lib.StateGraph(LogState)
+    for index, name in enumerate("abzcd"):
+        b.add_node(name, logger(name, LAG * (index % 3)))
+    b.add_edge(lib.START, "a")
+    b.add_edge(lib.START, "b")
+    b.add_edge(lib.START, "z")
+    b.add_edge(["a", "b"], "c")
+    b.add_edge("z", "c")
+    b.add_edge(["a", "z"], "d")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    t.stream("stream", g, {"log": []}, cfg("1"), stream_mode=["tasks", "updates"])
+    t.state("state", g, cfg("1"))
+    return t.items
+
+
+# --- the order of a step's tasks ----------------------------------------------------------------
+
+
+@scenario
+def more_step_order(lib: Any) -> list[Any]:
+    """Nodes added out of name order (and Sends): a step's tasks start, finish and show in
+    checkpoint payloads in name order (Sends first); a snapshot's `next` keeps insertion order."""
+    t = Transcript()
+
+    def make(name: str, is_async: bool) -> Any:
+        def node(state: LogState) -> dict[str, Any]:
+            return {"log": [name]}
+
+        async def anode(state: LogState) -> dict[str, Any]:
+            return {"log": [name]}
+
+        return anode if is_async else node
+
+    def build(is_async: bool, checkpointer: Any = None, **kw: Any) -> Any:
+        b = lib.StateGraph(LogState)
+        for name in ("zeta", "alpha", "mid", "beta", "worker"):
+            b.add_node(name, make(name, is_async))
+        for name in ("mid", "zeta", "alpha"):
+            b.add_edge(lib.START, name)
+        b.add_conditional_edges(lib.START, lambda s: [lib.Send("worker", {"log": [i]})
+                                                      for i in range(2)])
+        b.add_edge("zeta", "beta")
+        return b.compile(checkpointer=checkpointer, **kw)
+
+    modes = ["tasks", "updates", "values", "debug", "checkpoints"]
+    # sync nodes of one step run in threads: they finish in any order; they start in order
+    for mode, chunk in build(False).stream({"log": []}, stream_mode=["tasks", "values"]):
+        if mode == "values" or "input" in chunk:
+            t.add("sync", (mode, chunk))
+    graph = build(True, lib.InMemorySaver())
+    t.call("async", lambda: asyncio.run(_collect(graph.astream({"log": []}, cfg("1"),
+                                                                stream_mode=modes))))
+    paused = build(False, lib.InMemorySaver(), interrupt_before=["zeta", "alpha", "mid"])
+    t.call("paused", paused.invoke, {"log": []}, cfg("2"))
+    t.state("paused_state", paused, cfg("2"))
+    return t.items
+
+
+# --- get_graph() ----------------------------------------------------------------------------------
+
+
+def _drawn(graph: Any, xray: Any) -> Any:
+    """`get_graph(xray=...).to_json()` with each node's data reduced to its name (LangGraph's
+    data also names the runnable's class path: a README difference)."""
+    out = graph.get_graph(xray=xray).to_json()
+    for node in out["nodes"]:
+        if isinstance(node.get("data"), dict):
+            node["data"] = {"name": node["data"]["name"]}
+    return out
+
+
+def _shapes(lib: Any) -> Any:
+    def f(state: LogState) -> dict[str, Any]:
+        return {}
+
+    def route(state: LogState) -> Literal["b", "__end__"]:
+        return "b"
+
+    def command(state: LogState) -> lib.Command[Literal["b", "c"]]:
+        return lib.Command(goto="b")
+
+    def new(*names: str, **kw: Any) -> Any:
+        b = lib.StateGraph(LogState)
+        for name in names:
+            b.add_node(name, f, **kw.get(name, {}))
+        return b
+
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    yield "dead_end", b.compile()
+    b = new("a", "b", "c", a={"metadata": {"k": 1}})
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", lambda s: "b", {"x": "b", "y": lib.END})
+    b.add_edge("b", "c")
+    yield "path_map", b.compile(interrupt_before=["b"], interrupt_after=["b", "c"])
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", lambda s: "b")
+    yield "unknown_ends", b.compile()
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_conditional_edges("a", route)
+    yield "literal_ends", b.compile()
+    b = new("a", "b", "c")
+    b.add_edge(lib.START, "a")
+    b.add_edge(lib.START, "b")
+    b.add_edge(["a", "b"], "c")
+    yield "join", b.compile()
+    b = lib.StateGraph(LogState)
+    b.add_node("a", command)
+    b.add_node("b", f)
+    b.add_node("c", f, defer=True)
+    b.add_edge(lib.START, "a")
+    b.add_edge("b", lib.END)
+    yield "command_and_defer", b.compile()
+    b = new("a", "w")
+    b.add_conditional_edges(lib.START, lambda s: [lib.Send("w", s)])
+    b.add_edge(lib.START, "a")
+    b.add_edge("w", "a")
+    yield "send", b.compile()
+    b = new("a", "b")
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    b.add_conditional_edges("b", lambda s: "a", ["a", lib.END])
+    yield "cycle", b.compile()
+    inner = new("i1", "i2")
+    inner.add_edge(lib.START, "i1")
+    inner.add_conditional_edges("i1", lambda s: "i2", {"go": "i2", "stop": lib.END})
+    deep = new("d1")
+    deep.add_node("nested", inner.compile())
+    deep.add_edge(lib.START, "d1")
+    deep.add_edge("d1", "nested")
+    b = new("z")
+    b.add_node("sub", deep.compile())
+    b.add_edge(lib.START, "sub")
+    b.add_edge("sub", "z")
+    yield "subgraphs", b.compile()
+
+    @lib.entrypoint()
+    def flow(x: int) -> int:
+        return x
+
+    yield "entrypoint", flow
+
+
+@scenario
+def more_get_graph(lib: Any) -> list[Any]:
+    """get_graph().to_json() for several shapes, with xray False, 1, 2 and True."""
+    t = Transcript()
+    for name, graph in _shapes(lib):
+        for xray in (False, 1, 2, True):
+            t.call(f"{name}_xray={xray}", _drawn, graph, xray)
+    return t.items
