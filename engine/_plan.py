@@ -152,20 +152,7 @@ def build_plan(
         key = branch_channel(spec.name)
         channels[key] = Deferred(key) if spec.defer else Ephemeral(key)
 
-    edge_writes: dict[str, list[tuple[str, Any]]] = {}
-    for src, dst in graph.edges:
-        if dst != END:
-            edge_writes.setdefault(src, []).append((branch_channel(dst), None))
-    join_triggers: dict[str, list[str]] = {}
-    for starts, dst in graph.waiting_edges:
-        if dst == END:
-            continue
-        key = f"join:{'+'.join(starts)}:{dst}"
-        channels[key] = NamedBarrier(key, frozenset(starts))
-        join_triggers.setdefault(dst, []).append(key)
-        for src in starts:
-            edge_writes.setdefault(src, []).append((key, src))
-
+    edge_writes, join_triggers = _edge_tables(graph, channels)
     state_reader = reader_for(graph.state_schema)
     state_managed = tuple(schema_managed(graph.state_schema).items())
     nodes: dict[str, NodePlan] = {
@@ -238,6 +225,27 @@ def build_plan(
         output_reader=None,
         has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
     )
+
+
+def _edge_tables(
+    graph: StateGraph[Any], channels: dict[str, Channel]
+) -> tuple[dict[str, list[tuple[str, Any]]], dict[str, list[str]]]:
+    """Each node's edge writes (source -> [(channel, value)]) and each join target's barrier
+    channels, adding those barriers to `channels`."""
+    edge_writes: dict[str, list[tuple[str, Any]]] = {}
+    for src, dst in graph.edges:
+        if dst != END:
+            edge_writes.setdefault(src, []).append((branch_channel(dst), None))
+    join_triggers: dict[str, list[str]] = {}
+    for starts, dst in graph.waiting_edges:
+        if dst == END:
+            continue
+        key = f"join:{'+'.join(starts)}:{dst}"
+        channels[key] = NamedBarrier(key, frozenset(starts))
+        join_triggers.setdefault(dst, []).append(key)
+        for src in starts:
+            edge_writes.setdefault(src, []).append((key, src))
+    return edge_writes, join_triggers
 
 
 def _branches(
