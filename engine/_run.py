@@ -615,7 +615,7 @@ class Run:
         base = self._base_metadata
         if base is None:
             base = self._base_metadata = (
-                dict(self.config.get("metadata") or {}) if self.parent is None else {}
+                _root_metadata(self.config) if self.parent is None else {}
             )
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
@@ -793,3 +793,21 @@ def make_snapshot(run: Run, saved: CheckpointTuple, with_pending: bool = True) -
         interrupts=interrupts,
     )
 
+
+# Configurable keys a checkpoint's metadata never copies (LangGraph's savers skip them too).
+_NOT_METADATA = frozenset({
+    "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
+    "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
+})
+
+
+def _root_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    """A root checkpoint's caller metadata: the config's `metadata`, then its `configurable`
+    scalars (not `__private`), as LangGraph's savers store them (issue 18: a server run's
+    `user_id`, `langgraph_request_id` show in `get_state` metadata)."""
+    metadata = dict(config.get("metadata") or {})
+    for key, value in (config.get("configurable") or {}).items():
+        if (key not in metadata and key not in _NOT_METADATA and not key.startswith("__")
+                and isinstance(value, str | int | float | bool)):
+            metadata[key] = value
+    return metadata

@@ -371,12 +371,29 @@ def _run_of(st: ServerState, thread_id: str, run_id: str) -> Run | None:
     return run if run is not None and run.thread_id == thread_id else None
 
 
+def _joinable(st: ServerState, thread_id: str, run_id: str) -> Run | None:
+    """A thread run, or a stateless run still in flight on its temporary thread (issue 18:
+    the reference lets a client join a background stateless run by the ids `POST /runs` gave)."""
+    run = st.queue.stateless(run_id)
+    if run is not None and run.thread_id == thread_id:
+        return run
+    return _run_of(st, thread_id, run_id)
+
+
 async def _authorized_run(request: Request, st: ServerState, operation: str, thread_id: str,
                           run_id: str, **value: Any) -> Run | None:
     """`_run_of`, None also when custom auth hides the thread from the user."""
     if not await _readable(request, st, operation, thread_id, run_id=run_id, **value):
         return None
     return _run_of(st, thread_id, run_id)
+
+
+async def _authorized_join(request: Request, st: ServerState, thread_id: str, run_id: str
+                           ) -> Run | None:
+    """`_joinable`, None also when custom auth hides the thread from the user."""
+    if not await _readable(request, st, "read", thread_id, run_id=run_id):
+        return None
+    return _joinable(st, thread_id, run_id)
 
 
 def _ids(request: Request) -> tuple[str, str]:
@@ -407,7 +424,7 @@ async def join_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
     st = server(request)
     headers = _join_headers(thread_id, run_id)
-    run = await _authorized_run(request, st, "read", thread_id, run_id)
+    run = await _authorized_join(request, st, thread_id, run_id)
     if run is None:  # as observed: 200 with the error in the body
         return json_response(
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
@@ -423,7 +440,7 @@ async def join_thread_run_stream(request: Request) -> Response:
     st = server(request)
     path = f"/threads/{thread_id}/runs/{run_id}"
     headers = {"Location": f"{path}/stream", "Content-Location": path}
-    if await _authorized_run(request, st, "read", thread_id, run_id) is None:
+    if await _authorized_join(request, st, thread_id, run_id) is None:
         # as observed: an SSE error event, 200
         error = dumps({"error": "HTTPException", "message": "404: Run not found"})
         return sse_response(request, _one_frame(sse_frame("error", error)), headers=headers)

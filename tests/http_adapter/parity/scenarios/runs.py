@@ -185,19 +185,34 @@ def runs_cancel_finished(s: Session) -> None:
     s.call("get", s.sdk.runs.get, tid, run["run_id"])
 
 
+def _queued(s: Session, tid: str, modes: object) -> str:
+    """A run that is surely still pending: enqueued behind a running one (unrecorded)."""
+    first = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5})
+    _running(s, tid, first["run_id"])
+    return s.sdk.runs.create(tid, "router", input={"x": 1}, stream_mode=modes)["run_id"]
+
+
 @scenario
 def runs_join_stream(s: Session) -> None:
     tid = _thread(s)
-    run = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5}, stream_mode=["values", "updates"])
-    s.call("join_stream", s.sdk.runs.join_stream, tid, run["run_id"])
+    run_id = _queued(s, tid, ["values", "updates"])
+    s.call("join_stream pending", s.sdk.runs.join_stream, tid, run_id)
 
 
 @scenario
 def runs_join_stream_raw(s: Session) -> None:
     tid = _thread(s)
-    run = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5}, stream_mode="updates")
-    s.stream("GET", f"/threads/{tid}/runs/{run['run_id']}/stream")
-    s.stream("GET", f"/threads/{tid}/runs/{run['run_id']}/stream")
+    run_id = _queued(s, tid, "updates")
+    s.stream("GET", f"/threads/{tid}/runs/{run_id}/stream")
+    s.stream("GET", f"/threads/{tid}/runs/{run_id}/stream")
+
+
+@scenario
+def runs_join_stream_running(s: Session) -> None:
+    tid = _thread(s)
+    run = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5}, stream_mode=["values", "updates"])
+    _running(s, tid, run["run_id"])
+    s.call("join_stream running", s.sdk.runs.join_stream, tid, run["run_id"])
 
 
 @scenario
