@@ -62,4 +62,22 @@ def graph_of(graph: CompiledStateGraph, *, xray: int | bool = False) -> Drawable
         edges += [Edge(name, dst, conditional=True) for dst in spec.destinations]
     if any(e.target == END for e in edges):
         nodes[END] = {"name": END}
-    return DrawableGraph(nodes, edges)
+    return DrawableGraph(nodes, _in_step_order(edges))
+
+
+def _in_step_order(edges: list[Edge]) -> list[Edge]:
+    """Edges source by source in the order a run reaches the sources from START, as LangGraph
+    lists them (it draws by tracing steps); unreachable sources keep their place at the end.
+    Issue 18: `/assistants/{id}/graph` showed conditional edges last."""
+    by_source: dict[str, list[Edge]] = {}
+    for edge in edges:
+        by_source.setdefault(edge.source, []).append(edge)
+    ordered: list[Edge] = []
+    queue, seen = [START], {START}
+    for source in queue:
+        for edge in by_source.pop(source, ()):
+            ordered.append(edge)
+            if edge.target not in seen:
+                seen.add(edge.target)
+                queue.append(edge.target)
+    return ordered + [edge for rest in by_source.values() for edge in rest]

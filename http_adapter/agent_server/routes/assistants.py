@@ -95,7 +95,7 @@ async def _authorized(st: ServerState, request: Request, action: str, missing: s
 def _check_graph(st: ServerState, graph_id: str) -> None:
     if graph_id not in st.settings.graphs:
         raise NotFound(
-            f"Graph '{graph_id}' not found. Expected one of: {list(st.settings.graphs)}"
+            f"Graph '{graph_id}' not found. Expected one of: {sorted(st.settings.graphs)}"
         )
 
 
@@ -252,7 +252,7 @@ async def set_latest(request: Request) -> Response:
     spec = await body(request, _Latest)
     version = st.records.versions.get(assistant.assistant_id, {}).get(spec.version)
     if version is None:
-        raise NotFound(f"Assistant {assistant.assistant_id} not found")
+        raise NotFound(f"Version {spec.version} not found for assistant {assistant.assistant_id}")
     latest = msgspec.structs.replace(version, created_at=assistant.created_at, updated_at=now())
     return json_response(assistant_json(await st.records.set_assistant(latest)))
 

@@ -26,7 +26,8 @@ def crons_search_count_delete(s: Session) -> None:
     first = s.sdk.crons.create("agent", schedule="0 0 1 1 *", input={"x": 1})
     s.sdk.crons.create("router", schedule="0 0 1 2 *", input={"x": 1})
     s.call("search", s.sdk.crons.search, sort_by="created_at", sort_order="asc")
-    s.call("search assistant", s.sdk.crons.search, assistant_id="router")
+    router = s.sdk.assistants.search(graph_id="router")[0]["assistant_id"]
+    s.call("search assistant", s.sdk.crons.search, assistant_id=router)
     s.call("count", s.sdk.crons.count)
     s.request("DELETE", f"/runs/crons/{first['cron_id']}")
     s.call("count after delete", s.sdk.crons.count)
@@ -47,3 +48,9 @@ def crons_errors(s: Session) -> None:
     s.request("POST", f"/threads/{_MISSING}/runs/crons", json={"assistant_id": "agent",
                                                                 "schedule": "0 0 1 1 *"})
     s.request("POST", "/runs/crons", json={"schedule": "0 0 1 1 *"})
+
+
+@scenario
+def crons_search_by_graph_name(s: Session) -> None:
+    s.sdk.crons.create("router", schedule="0 0 1 2 *", input={"x": 1})
+    s.request("POST", "/runs/crons/search", json={"assistant_id": "router"})
