@@ -110,7 +110,9 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "__request_start_time_ms__": time.time_ns() // 1_000_000,
         "__after_seconds__": payload.after_seconds or 0,
         **run,
-        "user_id": user.identity if user is not None else "",
+        # without auth a caller's own `user_id` stays (as observed; it reaches checkpoints)
+        "user_id": (user.identity if user is not None
+                    else (config.get("configurable") or {}).get("user_id", "")),
     }
     checkpoint = {k: v for k, v in (payload.checkpoint or {}).items() if k != "thread_id"}
     configurable.update({k: v for k, v in checkpoint.items() if v is not None})
@@ -140,7 +142,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
 def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
                 filters: dict[str, Any] | None = None) -> Thread:
     """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
-    name), tagged with its graph; a thread outside `filters` is as absent."""
+    name), tagged with the first graph run on it; a thread outside `filters` is as absent."""
     thread = st.records.threads.get(thread_id)
     if thread is not None and not visible(thread.metadata, filters):
         raise NotFound(_NOT_FOUND)
@@ -151,9 +153,7 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
         thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
                         state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
-    if (metadata.get("graph_id"), metadata.get("assistant_id")) != (
-        assistant.graph_id, assistant.assistant_id
-    ):
+    if "graph_id" not in metadata:  # the first graph run on it names it (as observed)
         metadata = {**metadata, "graph_id": assistant.graph_id,
                     "assistant_id": assistant.assistant_id}
         thread = msgspec.structs.replace(thread, metadata=metadata)
@@ -176,9 +176,14 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
         if keep:
             payload = msgspec.structs.replace(payload, if_not_exists="create")
     assert thread_id is not None
+    filters = auth.filters if auth is not None else None
+    thread = (None if stateless and not keep
+              else _thread_for(st, thread_id, payload, assistant, filters))
     metadata: dict[str, Any] = {**(assistant.metadata or {})}
-    if not stateless:  # as observed: a stateless run's metadata has no graph_id
-        metadata["graph_id"] = assistant.graph_id
+    if not stateless:  # as observed: a stateless run's metadata has no graph_id, and a
+        # thread run's has its thread's graph (the first run on it), whatever the assistant
+        metadata["graph_id"] = (thread.metadata if thread else {}).get("graph_id",
+                                                                        assistant.graph_id)
     metadata["assistant_id"] = assistant.assistant_id
     metadata.update(payload.metadata or {})
     run_id = new_checkpoint_id()
@@ -197,9 +202,6 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
                            user=auth.user if auth is not None else None),
         multitask_strategy=payload.multitask_strategy,
     )
-    filters = auth.filters if auth is not None else None
-    thread = (None if stateless and not keep
-              else _thread_for(st, thread_id, payload, assistant, filters))
     return await st.queue.create(run, thread, subscribe=subscribe)
 
 
@@ -430,7 +432,12 @@ async def join_thread_run(request: Request) -> Response:
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
             headers=headers,
         )
+    finished = st.queue.outcome(run.run_id)
     outcome = await st.queue.wait(run.run_id)
+    if finished is not None and finished.status == "success":
+        # as observed: joining a run that had already ended answers its thread's state now
+        # (a later run's values included), not what the run itself returned
+        outcome = None
     return json_response(_final_body(st, run, outcome), headers=headers)
 
 
