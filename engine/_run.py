@@ -106,6 +106,7 @@ class Run:
         self.outbox: list[tuple[str, tuple[Any, ...]]] = []
         self.saver_ops: dict[str, Any] | None = None  # resolved saver methods (_tasks.flush_sync)
         self._base_metadata: dict[str, Any] | None = None
+        self._task_event_metadata: dict[str, Any] | None = None
         self.tasks: list[Task] = []
         self.interrupts: list[Interrupt] = []
         self.status = "pending"
@@ -436,11 +437,24 @@ class Run:
             return
         modes = self.sink.modes
         if "tasks" in modes or "debug" in modes:
-            payload = task_payload(task)
+            payload = task_payload(task, self.task_event_metadata())
             if "tasks" in modes:
                 self.sink.push((self.ns_tuple, "tasks", payload))
             if "debug" in modes:
                 self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
+
+    def task_event_metadata(self) -> dict[str, Any]:
+        """The caller's metadata on task-start chunks: config metadata without LangGraph's
+        own keys, plus the user's tags (issue 18: the server's tasks events carry it)."""
+        found = self._task_event_metadata
+        if found is None:
+            found = {k: v for k, v in (self.config.get("metadata") or {}).items()
+                     if k not in _NOT_METADATA}
+            tags = [t for t in self.config.get("tags") or () if not t.startswith("seq:step")]
+            if tags:
+                found["tags"] = tags
+            self._task_event_metadata = found
+        return found
 
     def finish_step(self, tasks: list[Task]) -> None:
         """Apply the step's writes, checkpoint, and stop on interrupts (static or dynamic)."""
@@ -605,6 +619,31 @@ class Run:
         if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)
 
+    def _event_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """A checkpoint event's config: the run's configurable with the checkpoint's ids, as
+        LangGraph shows it (issue 18: the server's debug events carry the run's keys)."""
+        conf = _public_configurable(self.config)
+        conf.update(config["configurable"])
+        conf.setdefault("checkpoint_ns", self.ns)
+        if self.parent is not None:  # a subgraph's: the checkpoints of its ancestors and its own
+            conf["checkpoint_map"] = {**self._ancestor_checkpoints(), self.ns: conf["checkpoint_id"]}
+        return {"configurable": conf}
+
+    def _ancestor_checkpoints(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        run = self.parent
+        while run is not None:
+            if run.checkpoint_config is not None:
+                found[run.ns] = run.checkpoint_config["configurable"].get("checkpoint_id")
+            run = run.parent
+        return dict(reversed(found.items()))
+
+    def _task_state(self, task: Task) -> dict[str, Any] | None:
+        """Where a subgraph task's state will be, as LangGraph's checkpoint events show it."""
+        if not task.node.is_subgraph:
+            return None
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": task.ns}}
+
     def _wants_checkpoint_events(self) -> bool:
         modes = self.sink.modes
         return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
@@ -643,13 +682,16 @@ class Run:
     ) -> None:
         next_tasks = self._prepare(self.updated, step + 1)
         payload = {
-            "config": _with_ns(config, self.ns),
-            "parent_config": _with_ns(parent_config, self.ns) if parent_config else None,
+            "config": self._event_config(config),
+            "parent_config": self._event_config(parent_config) if parent_config else None,
             "values": self.values(),
-            "metadata": metadata,
+            # the loop's own keys: LangGraph's events show the checkpoint's metadata before the
+            # saver adds the caller's (issue 18)
+            "metadata": {k: metadata[k] for k in ("source", "step", "parents") if k in metadata},
             "next": [t.name for t in next_tasks],
             "tasks": [
-                {"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in next_tasks
+                {"id": t.id, "name": t.name, "interrupts": (), "state": self._task_state(t)}
+                for t in next_tasks
             ],
         }
         if "checkpoints" in self.sink.modes:
@@ -660,10 +702,9 @@ class Run:
             self.sink.push((self.ns_tuple, "debug", event))
 
 
-def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
-    conf = dict(config["configurable"])
-    conf.setdefault("checkpoint_ns", ns)
-    return {"configurable": conf}
+def _public_configurable(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in (config.get("configurable") or {}).items()
+            if not k.startswith("__pregel_")}
 
 
 def _describe(error: BaseException) -> dict[str, str]:

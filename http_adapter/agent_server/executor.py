@@ -215,9 +215,31 @@ def wire_events(
             if accumulator is None:
                 return [(event_name("messages", ns), dumps([message_json(message), meta]))]
             return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
+        if mode == "debug" and chunk.get("type") == "checkpoint":
+            chunk = {**chunk, "payload": _debug_checkpoint(chunk["payload"])}
         return [(event_name(mode, ns), dumps(chunk))]
 
     return convert
+
+
+def _debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
+    """A `debug` checkpoint payload as the Agent Server sends it (issue 18): the checkpoint's
+    and its parent's ids beside their configs, a subgraph task's `state` as `checkpoint`."""
+    parent = payload.get("parent_config")
+    tasks = [
+        {k: v for k, v in task.items() if k != "state"}
+        | {"checkpoint": task["state"]["configurable"]}
+        if task.get("state") else task
+        for task in payload.get("tasks", ())
+    ]
+    return {**payload, "checkpoint": _checkpoint_ids(payload["config"]),
+            "parent_checkpoint": _checkpoint_ids(parent) if parent else None, "tasks": tasks}
+
+
+def _checkpoint_ids(config: dict[str, Any]) -> dict[str, Any]:
+    conf = config["configurable"]
+    return {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+            if k in conf}
 
 
 # -- messages ----------------------------------------------------------------------------------
