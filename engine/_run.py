@@ -107,6 +107,7 @@ class Run:
         self.saver_ops: dict[str, Any] | None = None  # resolved saver methods (_tasks.flush_sync)
         self._base_metadata: dict[str, Any] | None = None
         self._task_event_metadata: dict[str, Any] | None = None
+        self._caller_metadata: dict[str, Any] | None = None
         self.tasks: list[Task] = []
         self.interrupts: list[Interrupt] = []
         self.status = "pending"
@@ -147,7 +148,7 @@ class Run:
         config = self.config
         conf = dict(config.get("configurable") or {})
         conf["checkpoint_ns"] = task.ns
-        metadata = dict(config.get("metadata") or {})
+        metadata = dict(self.caller_metadata())
         if self.thread_id is not None and self.checkpointer is not None:
             metadata.setdefault("thread_id", self.thread_id)
         metadata.update(self.task_metadata(task))
@@ -181,7 +182,7 @@ class Run:
         if replace:
             meta = metadata
         else:
-            meta = dict(self.config.get("metadata") or {})
+            meta = dict(self.caller_metadata())
             if self.thread_id is not None and self.checkpointer is not None:
                 meta["thread_id"] = self.thread_id
             meta["ls_integration"] = "langgraph"
@@ -443,13 +444,26 @@ class Run:
             if "debug" in modes:
                 self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
 
+    def caller_metadata(self) -> dict[str, Any]:
+        """The config's metadata as nodes and message chunks see it: LangGraph copies a few
+        ids from `configurable` into it (thread, run, assistant, graph...; issue 18: the
+        server's stateless token metadata names its graph)."""
+        found = self._caller_metadata
+        if found is None:
+            found = dict(self.config.get("metadata") or {})
+            conf = self.config.get("configurable") or {}
+            for key in _PROPAGATED:
+                if key not in found and conf.get(key):
+                    found[key] = conf[key]
+            self._caller_metadata = found
+        return found
+
     def task_event_metadata(self) -> dict[str, Any]:
         """The caller's metadata on task-start chunks: config metadata without LangGraph's
         own keys, plus the user's tags (issue 18: the server's tasks events carry it)."""
         found = self._task_event_metadata
         if found is None:
-            found = {k: v for k, v in (self.config.get("metadata") or {}).items()
-                     if k not in _NOT_METADATA}
+            found = {k: v for k, v in self.caller_metadata().items() if k not in _NOT_METADATA}
             tags = [t for t in self.config.get("tags") or () if not t.startswith("seq:step")]
             if tags:
                 found["tags"] = tags
@@ -834,6 +848,10 @@ def make_snapshot(run: Run, saved: CheckpointTuple, with_pending: bool = True) -
         interrupts=interrupts,
     )
 
+
+# Configurable keys LangGraph's `ensure_config` copies into a run's metadata when set.
+_PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
+               "graph_id")
 
 # Configurable keys a checkpoint's metadata never copies (LangGraph's savers skip them too).
 _NOT_METADATA = frozenset({
