@@ -97,7 +97,8 @@ def _assistant(st: ServerState, assistant_id: str) -> Assistant:
 
 
 def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metadata: dict[str, Any],
-                temporary: bool, user: AuthUser | None = None) -> dict[str, Any]:
+                temporary: bool, user: AuthUser | None = None, request_id: str | None = None
+                ) -> dict[str, Any]:
     """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record"); with
     custom auth the graph finds the user in `configurable` as LangGraph puts it there."""
     config = dict(payload.config or {})
@@ -106,7 +107,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "langgraph_auth_user": user.to_json() if user is not None else None,
         "langgraph_auth_user_id": user.identity if user is not None else "",
         "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
-        "langgraph_request_id": str(uuid.uuid4()),
+        "langgraph_request_id": request_id or str(uuid.uuid4()),
         "__request_start_time_ms__": time.time_ns() // 1_000_000,
         "__after_seconds__": payload.after_seconds or 0,
         **run,
@@ -161,7 +162,8 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
 
 
 async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
-                  subscribe: bool = False, auth: RunAuth | None = None) -> Any:
+                  subscribe: bool = False, auth: RunAuth | None = None,
+                  request_id: str | None = None) -> Any:
     """A run on a thread, or a stateless one (`thread_id` None) on a temporary thread.
 
     With `subscribe`, returns (run, subscription), the subscription taken before the run
@@ -199,7 +201,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
         metadata=metadata,
         status="pending",
         kwargs=_run_kwargs(payload, modes, ids, metadata, temporary=stateless and not keep,
-                           user=auth.user if auth is not None else None),
+                           user=auth.user if auth is not None else None, request_id=request_id),
         multitask_strategy=payload.multitask_strategy,
     )
     return await st.queue.create(run, thread, subscribe=subscribe)
@@ -513,7 +515,8 @@ async def batch_stateless_runs(request: Request) -> Response:
         _check(payload)
         _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
-    return json_response([await _create(st, payload, None, auth=auth)
+    request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)
+    return json_response([await _create(st, payload, None, auth=auth, request_id=request_id)
                           for payload, auth in authorized])
 
 

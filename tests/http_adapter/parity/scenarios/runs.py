@@ -281,7 +281,7 @@ def stateless_on_completion(s: Session) -> None:
     keep = s.sdk.runs.create(None, "router", input={"x": 1}, on_completion="keep")
     s.request("GET", f"/threads/{keep['thread_id']}/runs/{keep['run_id']}/join")
     s.call("kept thread", s.sdk.threads.get, keep["thread_id"])
-    gone = s.sdk.runs.create(None, "router", input={"x": 1}, on_completion="delete")
+    gone = s.sdk.runs.create(None, "agent", input={"sleep": 0.3}, on_completion="delete")
     s.request("GET", f"/threads/{gone['thread_id']}/runs/{gone['run_id']}/join")
     wait_status(lambda: _gone(s, gone["thread_id"]), ("gone",))
     s.request("GET", f"/threads/{gone['thread_id']}")
