@@ -142,6 +142,8 @@ def engine_args(
     metadata.update(server_metadata(attempt, api_url))
     if conf.get("thread_id") is not None:
         metadata["thread_id"] = conf["thread_id"]
+    if conf.get("checkpoint_id"):  # a run from a past checkpoint: its checkpoints name it
+        metadata["checkpoint_id"] = conf["checkpoint_id"]
     metadata["run_id"] = run.run_id
     config["metadata"] = metadata
     config["run_id"] = run.run_id

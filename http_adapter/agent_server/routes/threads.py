@@ -140,7 +140,9 @@ def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
         "values": thread.values,
     }
     if _touched(st, thread):
-        out["config"] = thread.config or {"configurable": {}}
+        # as observed: `configurable` shows once a run touched it (supersteps alone leave {})
+        ran = st.records.thread_runs.get(thread.thread_id)
+        out["config"] = thread.config or ({"configurable": {}} if ran else {})
         out["error"] = thread.error
         out["interrupts"] = {
             task_id: [
