@@ -58,7 +58,7 @@ class _CancelMany(msgspec.Struct, kw_only=True):
 # -- creating ------------------------------------------------------------------------------------
 
 
-def _check(payload: RunCreate) -> list[str]:
+def _check(payload: RunCreate, stateless: bool = False) -> list[str]:
     """Reject what the engine cannot run; the stream modes, as a list."""
     if payload.context and (payload.config or {}).get("configurable"):
         raise BadRequest(
@@ -70,9 +70,11 @@ def _check(payload: RunCreate) -> list[str]:
     modes = [given] if isinstance(given, str) else list(given)
     if not all(mode in STREAM_MODES for mode in modes):
         shown = dumps(given).decode()
+        # as observed: a stateless run is checked against a named schema component
+        where = '["components"]["schemas"]["RunCreateStateless"]' if stateless else ""
         raise UnprocessableEntity(
             f"{shown} is not valid under any of the schemas listed in the 'anyOf' keyword\n\n"
-            f"Failed validating \"anyOf\" in schema[\"properties\"][\"stream_mode\"]\n\n"
+            f"Failed validating \"anyOf\" in schema{where}[\"properties\"][\"stream_mode\"]\n\n"
             f"On instance[\"stream_mode\"]:\n    {shown}"
         )
     return modes or ["values"]
@@ -169,9 +171,9 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     With `subscribe`, returns (run, subscription), the subscription taken before the run
     can publish anything. `auth` (from `_authorize`) scopes the thread to the user.
     """
-    modes = _check(payload)
-    assistant = _assistant(st, payload.assistant_id)
     stateless = thread_id is None
+    modes = _check(payload, stateless)
+    assistant = _assistant(st, payload.assistant_id)
     keep = stateless and payload.on_completion == "keep"
     if stateless:
         thread_id = new_checkpoint_id()
@@ -512,7 +514,7 @@ async def batch_stateless_runs(request: Request) -> Response:
         )
     authorized = []
     for payload in payloads:  # all valid and allowed before any is queued: no half batch
-        _check(payload)
+        _check(payload, stateless=True)
         _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
     request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from checkpoints.store.base import NOT_PROVIDED
 
 from ..authz import authorize
-from ..errors import UnprocessableEntity
+from ..errors import BadRequest, UnprocessableEntity
 from ._common import body, json_response, server
 
 __all__ = ["routes"]
@@ -113,8 +113,8 @@ async def put_item(request: Request) -> Response:
 
 async def get_item(request: Request) -> Response:
     key = request.query_params.get("key")
-    if key is None:
-        raise UnprocessableEntity("Query parameter 'key' is required")
+    if key is None:  # 400 and these words, as the reference (issue 18)
+        raise BadRequest("Key is required")
     raw = request.query_params.get("namespace") or ""
     namespace = _labels(raw.split(".")) if raw else ()
     asked = await _scoped(request, "get", {"namespace": namespace, "key": key})
