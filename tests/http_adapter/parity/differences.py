@@ -212,7 +212,15 @@ DIFFERENCES: dict[str, Difference] = {
 
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
+_DOUBLED = ("tokens doubled: a model bound with .with_config and called with the node's config "
+            "streams every token twice (issue 17, the engine's LangChain callback attachment in "
+            "engine/_messages.py)")
+
 EXPECTED_FAILURES: dict[str, str] = {
+    "stream_messages_tuple_bound_model_config": _DOUBLED,
+    "stream_messages_legacy_bound_model_config": _DOUBLED,
+    "stream_messages_tuple_bound_model_async": _DOUBLED,
+    "stream_messages_legacy_bound_model_async": _DOUBLED,
     "assistants_schemas_chat": "schemas of a MessagesState graph: messages are not described "
                                "with LangChain's message models (input_schema is null here)",
     "runs_cancel_no_wait": "a cancel while a sync node runs: the sync run (in a worker thread) "

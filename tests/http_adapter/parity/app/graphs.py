@@ -22,7 +22,7 @@ if os.environ.get("PARITY_LIB") == "langgraph":
 else:
     from engine import END, START, Command, MessagesState, StateGraph, get_stream_writer, interrupt
 
-__all__ = ["agent", "chat", "chat_bound", "nested", "router"]
+__all__ = ["agent", "chat", "chat_bound", "chat_bound_async", "chat_bound_config", "nested", "router"]
 
 
 class State(TypedDict, total=False):
@@ -117,6 +117,17 @@ def _call_bound(state: MessagesState) -> dict[str, Any]:
     return {"messages": [model.invoke(state["messages"])]}
 
 
+def _call_bound_config(state: MessagesState, config: Any) -> dict[str, Any]:
+    """A bound model called with the node's config (the case issue 17 lists)."""
+    model = _model().with_config(tags=["bound"])
+    return {"messages": [model.invoke(state["messages"], config)]}
+
+
+async def _acall_bound_config(state: MessagesState, config: Any) -> dict[str, Any]:
+    model = _model().with_config(tags=["bound"])
+    return {"messages": [await model.ainvoke(state["messages"], config)]}
+
+
 def _chat(call: Any) -> Any:
     graph = StateGraph(MessagesState)
     graph.add_node("call", call)
@@ -140,4 +151,6 @@ agent = _agent()
 router = _router()
 chat = _chat(_call)
 chat_bound = _chat(_call_bound)
+chat_bound_config = _chat(_call_bound_config)
+chat_bound_async = _chat(_acall_bound_config)
 nested = _nested()
