@@ -24,6 +24,7 @@ from checkpoints.base import (
 from ._channels import MISSING, Channel
 from ._context import NOTHING
 from ._events import Events
+from ._metadata import caller_metadata, event_config, root_metadata, task_event_metadata, task_state
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, task_payload, task_result_payload
@@ -445,30 +446,16 @@ class Run:
                 self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
 
     def caller_metadata(self) -> dict[str, Any]:
-        """The config's metadata as nodes and message chunks see it: LangGraph copies a few
-        ids from `configurable` into it (thread, run, assistant, graph...; issue 18: the
-        server's stateless token metadata names its graph)."""
-        found = self._caller_metadata
-        if found is None:
-            found = dict(self.config.get("metadata") or {})
-            conf = self.config.get("configurable") or {}
-            for key in _PROPAGATED:
-                if key not in found and conf.get(key):
-                    found[key] = conf[key]
-            self._caller_metadata = found
-        return found
+        """The config's metadata as nodes and message chunks see it (`_metadata`)."""
+        if self._caller_metadata is None:
+            self._caller_metadata = caller_metadata(self.config)
+        return self._caller_metadata
 
     def task_event_metadata(self) -> dict[str, Any]:
-        """The caller's metadata on task-start chunks: config metadata without LangGraph's
-        own keys, plus the user's tags (issue 18: the server's tasks events carry it)."""
-        found = self._task_event_metadata
-        if found is None:
-            found = {k: v for k, v in self.caller_metadata().items() if k not in _NOT_METADATA}
-            tags = [t for t in self.config.get("tags") or () if not t.startswith("seq:step")]
-            if tags:
-                found["tags"] = tags
-            self._task_event_metadata = found
-        return found
+        """The metadata of this run's task-start chunks (`_metadata`)."""
+        if self._task_event_metadata is None:
+            self._task_event_metadata = task_event_metadata(self.caller_metadata(), self.config)
+        return self._task_event_metadata
 
     def finish_step(self, tasks: list[Task]) -> None:
         """Apply the step's writes, checkpoint, and stop on interrupts (static or dynamic)."""
@@ -633,31 +620,6 @@ class Run:
         if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)
 
-    def _event_config(self, config: dict[str, Any]) -> dict[str, Any]:
-        """A checkpoint event's config: the run's configurable with the checkpoint's ids, as
-        LangGraph shows it (issue 18: the server's debug events carry the run's keys)."""
-        conf = _public_configurable(self.config)
-        conf.update(config["configurable"])
-        conf.setdefault("checkpoint_ns", self.ns)
-        if self.parent is not None:  # a subgraph's: the checkpoints of its ancestors and its own
-            conf["checkpoint_map"] = {**self._ancestor_checkpoints(), self.ns: conf["checkpoint_id"]}
-        return {"configurable": conf}
-
-    def _ancestor_checkpoints(self) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        run = self.parent
-        while run is not None:
-            if run.checkpoint_config is not None:
-                found[run.ns] = run.checkpoint_config["configurable"].get("checkpoint_id")
-            run = run.parent
-        return dict(reversed(found.items()))
-
-    def _task_state(self, task: Task) -> dict[str, Any] | None:
-        """Where a subgraph task's state will be, as LangGraph's checkpoint events show it."""
-        if not task.node.is_subgraph:
-            return None
-        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": task.ns}}
-
     def _wants_checkpoint_events(self) -> bool:
         modes = self.sink.modes
         return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
@@ -668,7 +630,7 @@ class Run:
         base = self._base_metadata
         if base is None:
             base = self._base_metadata = (
-                _root_metadata(self.config) if self.parent is None else {}
+                root_metadata(self.config) if self.parent is None else {}
             )
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
@@ -696,15 +658,15 @@ class Run:
     ) -> None:
         next_tasks = self._prepare(self.updated, step + 1)
         payload = {
-            "config": self._event_config(config),
-            "parent_config": self._event_config(parent_config) if parent_config else None,
+            "config": event_config(self, config),
+            "parent_config": event_config(self, parent_config) if parent_config else None,
             "values": self.values(),
             # the loop's own keys: LangGraph's events show the checkpoint's metadata before the
             # saver adds the caller's (issue 18)
             "metadata": {k: metadata[k] for k in ("source", "step", "parents") if k in metadata},
             "next": [t.name for t in next_tasks],
             "tasks": [
-                {"id": t.id, "name": t.name, "interrupts": (), "state": self._task_state(t)}
+                {"id": t.id, "name": t.name, "interrupts": (), "state": task_state(self, t)}
                 for t in next_tasks
             ],
         }
@@ -714,11 +676,6 @@ class Run:
             event = self._debug("checkpoint", payload)
             event["step"] = step
             self.sink.push((self.ns_tuple, "debug", event))
-
-
-def _public_configurable(config: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in (config.get("configurable") or {}).items()
-            if not k.startswith("__pregel_")}
 
 
 def _describe(error: BaseException) -> dict[str, str]:
@@ -848,25 +805,3 @@ def make_snapshot(run: Run, saved: CheckpointTuple, with_pending: bool = True) -
         interrupts=interrupts,
     )
 
-
-# Configurable keys LangGraph's `ensure_config` copies into a run's metadata when set.
-_PROPAGATED = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id",
-               "graph_id")
-
-# Configurable keys a checkpoint's metadata never copies (LangGraph's savers skip them too).
-_NOT_METADATA = frozenset({
-    "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
-    "langgraph_node", "langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns",
-})
-
-
-def _root_metadata(config: dict[str, Any]) -> dict[str, Any]:
-    """A root checkpoint's caller metadata: the config's `metadata`, then its `configurable`
-    scalars (not `__private`), as LangGraph's savers store them (issue 18: a server run's
-    `user_id`, `langgraph_request_id` show in `get_state` metadata)."""
-    metadata = dict(config.get("metadata") or {})
-    for key, value in (config.get("configurable") or {}).items():
-        if (key not in metadata and key not in _NOT_METADATA and not key.startswith("__")
-                and isinstance(value, str | int | float | bool)):
-            metadata[key] = value
-    return metadata
