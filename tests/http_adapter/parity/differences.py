@@ -221,8 +221,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "stream_messages_legacy_bound_model_config": _DOUBLED,
     "stream_messages_tuple_bound_model_async": _DOUBLED,
     "stream_messages_legacy_bound_model_async": _DOUBLED,
-    "assistants_schemas_chat": "schemas of a MessagesState graph: messages are not described "
-                               "with LangChain's message models (input_schema is null here)",
     "runs_cancel_no_wait": "a cancel while a sync node runs: the sync run (in a worker thread) "
                            "stops at the next step boundary and saves the node's step; the "
                            "reference discards the cancelled step",
