@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"graphrun: error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
     url = _url(args.host, sock.getsockname()[1])
-    settings.extra.setdefault("api_url", url)  # runs report it as `langgraph_api_url`
+    settings.api_url = url
     _announce(args.command, settings, url)
     return _serve(settings, sock, args.log_level)
 

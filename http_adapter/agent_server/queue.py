@@ -53,7 +53,7 @@ class RunQueue:
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
-        self._api_url: str | None = state.settings.extra.get("api_url")  # set by the CLI
+        self._api_url = state.settings.api_url
 
     # -- lifecycle ------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ class Settings:
     run_timeout: float | None = None  # seconds; a run past it ends with status "timeout"
     heartbeat: float = 5.0  # seconds between SSE heartbeat comments
     config_path: Path | None = None
+    api_url: str | None = None  # where clients reach it; runs report it as `langgraph_api_url`
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
