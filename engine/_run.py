@@ -24,7 +24,9 @@ from checkpoints.base import (
 from ._channels import MISSING, Channel
 from ._context import NOTHING
 from ._events import Events
-from ._metadata import caller_metadata, event_config, root_metadata, task_event_metadata, task_state
+from ._metadata import (
+    NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
+)
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, task_payload, task_result_payload
@@ -625,12 +627,14 @@ class Run:
         return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
 
     def _metadata(self, source: str) -> dict[str, Any]:
-        # The caller's metadata (the server's run_id, graph_id...) on root checkpoints only:
-        # a subgraph's config metadata is its parent task's (LangGraph keeps those bare).
+        # The caller's metadata (the server's run_id, graph_id...) and configurable scalars; a
+        # subgraph's config metadata is its parent task's, stored without LangGraph's own keys
+        # (as LangGraph's savers skip them).
         base = self._base_metadata
         if base is None:
             base = self._base_metadata = (
-                root_metadata(self.config) if self.parent is None else {}
+                root_metadata(self.config) if self.parent is None
+                else {k: v for k, v in root_metadata(self.config).items() if k not in NOT_METADATA}
             )
         meta: dict[str, Any] = dict(base)
         meta["source"] = source

@@ -1320,10 +1320,15 @@ def config_metadata_in_events_and_checkpoints(lib: Any) -> list[Any]:
     b.add_edge(lib.START, "a")
     b.add_edge("a", "sub")
     b.add_edge("sub", lib.END)
-    g = b.compile(checkpointer=lib.InMemorySaver())
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
     config = cfg("t1", metadata={"m": 1}, tags=["mine"])
     config["configurable"].update({"user_id": "u1", "graph_id": "g", "n": 3, "obj": {"k": 1}})
     t.stream("stream", g, {"x": 1}, config, stream_mode=ALL_MODES, subgraphs=True)
     t.state("state", g, cfg("t1"))
     t.call("history", lambda: [c.metadata for c in g.get_state_history(cfg("t1"))])
+    t.call("every namespace", lambda: sorted(
+        (c.config["configurable"]["checkpoint_ns"].partition(":")[0], c.metadata["step"],
+         sorted((k, v) for k, v in c.metadata.items() if k != "parents"))
+        for c in saver.list(cfg("t1"))))
     return t.items

@@ -230,8 +230,9 @@ EXPECTED_FAILURES: dict[str, str] = {
     "stream_events_chat": "events mode: graphrun's on_chain_* events do not yet reproduce "
                           "LangChain's runnable tree (router runs, seq:step tags, run ids)",
     "stream_events_router": "as stream_events_chat",
-    "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver stores the "
-                                    "task's and run's metadata in them; graphrun's are bare",
+    "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver also stores "
+                                    "the parent task's langgraph_* keys and checkpoint_map in "
+                                    "them; graphrun skips those, as LangGraph's library savers do",
     "threads_state_subgraphs": "as stream_interrupt_in_subgraph",
     "threads_copy": "a copy's checkpoints keep the source's metadata; the reference adds the "
                     "thread's metadata and the new thread id (needs a saver copy that rewrites)",
