@@ -187,7 +187,7 @@ def runs_cancel_finished(s: Session) -> None:
 
 def _queued(s: Session, tid: str, modes: object) -> str:
     """A run that is surely still pending: enqueued behind a running one (unrecorded)."""
-    first = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5})
+    first = s.sdk.runs.create(tid, "agent", input={"sleep": 1.0})
     _running(s, tid, first["run_id"])
     return s.sdk.runs.create(tid, "router", input={"x": 1}, stream_mode=modes)["run_id"]
 
@@ -210,7 +210,7 @@ def runs_join_stream_raw(s: Session) -> None:
 @scenario
 def runs_join_stream_running(s: Session) -> None:
     tid = _thread(s)
-    run = s.sdk.runs.create(tid, "agent", input={"sleep": 0.5}, stream_mode=["values", "updates"])
+    run = s.sdk.runs.create(tid, "agent", input={"sleep": 1.0}, stream_mode=["values", "updates"])
     _running(s, tid, run["run_id"])
     s.call("join_stream running", s.sdk.runs.join_stream, tid, run["run_id"])
 
@@ -272,7 +272,7 @@ def stateless_stream(s: Session) -> None:
 
 @scenario
 def stateless_background_join(s: Session) -> None:
-    run = s.request("POST", "/runs", json={"assistant_id": "agent", "input": {"sleep": 0.3}}).json()
+    run = s.request("POST", "/runs", json={"assistant_id": "agent", "input": {"sleep": 1.0}}).json()
     s.request("GET", f"/threads/{run['thread_id']}/runs/{run['run_id']}/join")
 
 
@@ -281,7 +281,7 @@ def stateless_on_completion(s: Session) -> None:
     keep = s.sdk.runs.create(None, "router", input={"x": 1}, on_completion="keep")
     s.request("GET", f"/threads/{keep['thread_id']}/runs/{keep['run_id']}/join")
     s.call("kept thread", s.sdk.threads.get, keep["thread_id"])
-    gone = s.sdk.runs.create(None, "agent", input={"sleep": 0.3}, on_completion="delete")
+    gone = s.sdk.runs.create(None, "agent", input={"sleep": 1.0}, on_completion="delete")
     s.request("GET", f"/threads/{gone['thread_id']}/runs/{gone['run_id']}/join")
     wait_status(lambda: _gone(s, gone["thread_id"]), ("gone",))
     s.request("GET", f"/threads/{gone['thread_id']}")
