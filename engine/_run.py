@@ -24,6 +24,9 @@ from checkpoints.base import (
 from ._channels import MISSING, Channel
 from ._context import NOTHING
 from ._events import Events
+from ._metadata import (
+    NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
+)
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
@@ -80,7 +83,8 @@ class Run:
         self.durability = durability
         conf = config.get("configurable", {})
         self.thread_id = conf.get("thread_id")
-        self.meta = _run_metadata(config)  # what node configs, `messages`, `events` carry
+        # what node configs, `messages` and `events` carry (`_metadata.caller_metadata`)
+        self.meta = caller_metadata(config)
         self.ns = parent_task.ns if parent_task is not None else conf.get("checkpoint_ns", "")
         self.ns_tuple: tuple[str, ...] = tuple(self.ns.split("|")) if self.ns else ()
         self.emits = parent is None or sink.subgraphs
@@ -107,6 +111,7 @@ class Run:
         self.outbox: list[tuple[str, tuple[Any, ...]]] = []
         self.saver_ops: dict[str, Any] | None = None  # resolved saver methods (_tasks.flush_sync)
         self._base_metadata: dict[str, Any] | None = None
+        self._task_event_metadata: dict[str, Any] | None = None
         self.tasks: list[Task] = []
         self.interrupts: list[Interrupt] = []
         self.status = "pending"
@@ -444,11 +449,21 @@ class Run:
             return
         modes = self.sink.modes
         if "tasks" in modes or "debug" in modes:
-            payload = task_payload(task)
+            payload = task_payload(task, self.task_event_metadata())
             if "tasks" in modes:
                 self.sink.push((self.ns_tuple, "tasks", payload))
             if "debug" in modes:
                 self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
+
+    def caller_metadata(self) -> dict[str, Any]:
+        """The config's metadata as nodes and message chunks see it (`_metadata`)."""
+        return self.meta
+
+    def task_event_metadata(self) -> dict[str, Any]:
+        """The metadata of this run's task-start chunks (`_metadata`)."""
+        if self._task_event_metadata is None:
+            self._task_event_metadata = task_event_metadata(self.caller_metadata(), self.config)
+        return self._task_event_metadata
 
     def finish_step(self, tasks: list[Task]) -> None:
         """Apply the step's writes, checkpoint, and stop on interrupts (static or dynamic)."""
@@ -639,12 +654,14 @@ class Run:
         return self.checkpointer is not None and ("checkpoints" in modes or "debug" in modes)
 
     def _metadata(self, source: str) -> dict[str, Any]:
-        # The caller's metadata (the server's run_id, graph_id...) on root checkpoints only:
-        # a subgraph's config metadata is its parent task's (LangGraph keeps those bare).
+        # The caller's metadata (the server's run_id, graph_id...) and configurable scalars; a
+        # subgraph's config metadata is its parent task's, stored without LangGraph's own keys
+        # (as LangGraph's savers skip them).
         base = self._base_metadata
         if base is None:
             base = self._base_metadata = (
-                dict(self.config.get("metadata") or {}) if self.parent is None else {}
+                root_metadata(self.config) if self.parent is None
+                else {k: v for k, v in root_metadata(self.config).items() if k not in NOT_METADATA}
             )
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
@@ -675,13 +692,18 @@ class Run:
         next_tasks = sorted(self._prepare(self.updated, step + 1), key=_run_order)
         outcomes = pending_by_task(self.pending) if self.pending else {}
         payload = {
-            "config": _with_ns(config, self.ns),
-            "parent_config": _with_ns(parent_config, self.ns) if parent_config else None,
+            "config": event_config(self, config),
+            "parent_config": event_config(self, parent_config) if parent_config else None,
             "values": self.values(),
-            "metadata": metadata,
+            # the loop's own keys: LangGraph's events show the checkpoint's metadata before the
+            # saver adds the caller's (issue 18)
+            "metadata": {k: metadata[k] for k in ("source", "step", "parents") if k in metadata},
             "next": [t.name for t in next_tasks],
-            "tasks": [checkpoint_task(t, outcomes.get(t.id), self.plan.output_keys)
-                      for t in next_tasks],
+            "tasks": [
+                {**checkpoint_task(t, outcomes.get(t.id), self.plan.output_keys),
+                 "state": task_state(self, t)}
+                for t in next_tasks
+            ],
         }
         if "checkpoints" in self.sink.modes:
             self.sink.push((self.ns_tuple, "checkpoints", payload))
@@ -691,34 +713,9 @@ class Run:
             self.sink.push((self.ns_tuple, "debug", event))
 
 
-# LangGraph copies these ids from `configurable` into a run's metadata (when set and not
-# already there), so node configs, `messages` and `events` show them, with or without a
-# checkpointer (issue 17); checkpoint metadata does not take them.
-_TO_METADATA = (
-    "thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id",
-)
-
-
-def _run_metadata(config: dict[str, Any]) -> dict[str, Any]:
-    metadata = dict(config.get("metadata") or {})
-    conf = config.get("configurable") or {}
-    for key in _TO_METADATA:
-        if key not in metadata:
-            value = conf.get(key)
-            if value:
-                metadata[key] = value
-    return metadata
-
-
 def _run_order(task: Task) -> tuple[int, Any]:
     kind, key = task.order
     return (0, key) if kind == 1 else (1, key)
-
-
-def _with_ns(config: dict[str, Any], ns: str) -> dict[str, Any]:
-    conf = dict(config["configurable"])
-    conf.setdefault("checkpoint_ns", ns)
-    return {"configurable": conf}
 
 
 def _describe(error: BaseException) -> dict[str, str]:

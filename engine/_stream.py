@@ -150,8 +150,13 @@ def shape(item: StreamItem, as_list: bool, subgraphs: bool) -> Any:
     return (mode, chunk) if as_list else chunk
 
 
-def task_payload(task: Task) -> dict[str, Any]:
-    return {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+def task_payload(task: Task, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A task-start chunk; `metadata` (the caller's, see `Run.task_event_metadata`) only when
+    there is some, as LangGraph sends it."""
+    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+    if metadata:
+        payload["metadata"] = metadata
+    return payload
 
 
 def task_result_payload(task: Task, state_keys: frozenset[str]) -> dict[str, Any]:

@@ -102,7 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"graphrun: error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
-    _announce(args.command, settings, _url(args.host, sock.getsockname()[1]))
+    url = _url(args.host, sock.getsockname()[1])
+    settings.api_url = url
+    _announce(args.command, settings, url)
     return _serve(settings, sock, args.log_level)
 
 

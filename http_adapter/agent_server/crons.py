@@ -101,13 +101,17 @@ def check_timezone(timezone: str | None) -> None:
 def next_run(schedule: str, timezone: str | None, after: datetime) -> datetime:
     """The first occurrence of `schedule` strictly after `after`, in UTC.
 
-    Raises 422 with croniter's reason for a schedule that does not parse or never fires.
+    Raises 422 with the reference's message for a schedule that does not parse or never fires.
     """
     zone = ZoneInfo(timezone) if timezone else UTC
     try:
         found = croniter(schedule, after.astimezone(zone)).get_next(datetime)
     except (CroniterError, ValueError, TypeError, KeyError) as error:
-        raise UnprocessableEntity(f"Invalid cron schedule {schedule!r}: {error}") from None
+        raise UnprocessableEntity(  # the reference's words, which clients show (issue 18)
+            f"Invalid cron schedule: {schedule!r}. Reason: Invalid cron schedule. Ensure the "
+            "schedule uses the standard cron format (minute hour day_of_month month "
+            "day_of_week). Example: '*/5 * * * *' for every 5 minutes."
+        ) from None
     return found.astimezone(UTC)  # type: ignore[no-any-return]
 
 

@@ -40,20 +40,10 @@ STREAM_MODES = frozenset({
     "custom", "events",
 })
 
-# What the run's engine metadata reports (the LangGraph server sends its own versions here).
+# What the run's engine metadata reports: the releases whose behaviour graphrun follows, as the
+# LangGraph server reports its own (issue 18: clients compare these, not graphrun's version).
 _LANGGRAPH_VERSION = "1.2.22"  # the LangGraph release graphrun's engine is compatible with
-
-
-def _api_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("graphrun")
-    except PackageNotFoundError:
-        return "0.0.0"
-
-
-_API_VERSION = _api_version()
+_API_VERSION = "0.16.7"  # the Agent Server release whose wire format the server follows
 
 
 @dataclasses.dataclass(slots=True)
@@ -106,8 +96,30 @@ def _merge_config(assistant: Assistant, kwargs: dict[str, Any]) -> dict[str, Any
     return config
 
 
+def server_metadata(attempt: int, api_url: str | None) -> dict[str, Any]:
+    """What the server adds to a run's config metadata when an attempt starts (as observed)."""
+    return {
+        "run_attempt": attempt,
+        "langgraph_version": _LANGGRAPH_VERSION,
+        "langgraph_api_version": _API_VERSION,
+        "langgraph_plan": "enterprise",  # what `langgraph dev` reports
+        "langgraph_host": "self-hosted",
+        "langgraph_api_url": api_url,
+    }
+
+
+def started_kwargs(kwargs: dict[str, Any], attempt: int, api_url: str | None) -> dict[str, Any]:
+    """A run's kwargs once a worker starts it: the reference stores the attempt's metadata and
+    its node counter slot in the run record's config (issue 18: `GET /runs/{id}` shows them)."""
+    config = dict(kwargs.get("config") or {})
+    config["metadata"] = {**(config.get("metadata") or {}), **server_metadata(attempt, api_url)}
+    config["configurable"] = {**(config.get("configurable") or {}), "__pregel_node_finished": None}
+    return {**kwargs, "config": config}
+
+
 def engine_args(
     run: Run, assistant: Assistant, *, thread_id: str | None, attempt: int,
+    api_url: str | None = None,
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(input, config, keyword arguments) for `graph.astream` from a run record."""
     kwargs = run.kwargs
@@ -127,15 +139,11 @@ def engine_args(
             conf["checkpoint_id"] = given
     metadata = {**(config.get("metadata") or {}), **(run.metadata or {})}
     metadata.pop("run_id", None)
-    metadata.update({
-        "run_attempt": attempt,
-        "langgraph_version": _LANGGRAPH_VERSION,
-        "langgraph_api_version": _API_VERSION,
-        "langgraph_plan": "developer",
-        "langgraph_host": "self-hosted",
-    })
+    metadata.update(server_metadata(attempt, api_url))
     if conf.get("thread_id") is not None:
         metadata["thread_id"] = conf["thread_id"]
+    if conf.get("checkpoint_id"):  # a run from a past checkpoint: its checkpoints name it
+        metadata["checkpoint_id"] = conf["checkpoint_id"]
     metadata["run_id"] = run.run_id
     config["metadata"] = metadata
     config["run_id"] = run.run_id
@@ -209,9 +217,31 @@ def wire_events(
             if accumulator is None:
                 return [(event_name("messages", ns), dumps([message_json(message), meta]))]
             return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
+        if mode == "debug" and chunk.get("type") == "checkpoint":
+            chunk = {**chunk, "payload": _debug_checkpoint(chunk["payload"])}
         return [(event_name(mode, ns), dumps(chunk))]
 
     return convert
+
+
+def _debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
+    """A `debug` checkpoint payload as the Agent Server sends it (issue 18): the checkpoint's
+    and its parent's ids beside their configs, a subgraph task's `state` as `checkpoint`."""
+    parent = payload.get("parent_config")
+    tasks = [
+        {k: v for k, v in task.items() if k != "state"}
+        | {"checkpoint": task["state"]["configurable"]}
+        if task.get("state") else task
+        for task in payload.get("tasks", ())
+    ]
+    return {**payload, "checkpoint": _checkpoint_ids(payload["config"]),
+            "parent_checkpoint": _checkpoint_ids(parent) if parent else None, "tasks": tasks}
+
+
+def _checkpoint_ids(config: dict[str, Any]) -> dict[str, Any]:
+    conf = config["configurable"]
+    return {k: conf[k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
+            if k in conf}
 
 
 # -- messages ----------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ import anyio.abc
 from .errors import Conflict
 from .encode import plain
 from .executor import (
-    Outcome, after_seconds, engine_args, engine_modes, is_resumable, metadata_event, stream_modes,
-    wire_events,
+    Outcome, after_seconds, engine_args, engine_modes, is_resumable, metadata_event, started_kwargs,
+    stream_modes, wire_events,
 )
 from .records import now
 from .schemas import Run, Thread
@@ -53,6 +53,7 @@ class RunQueue:
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
+        self._api_url = state.settings.api_url
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -194,7 +195,8 @@ class RunQueue:
         records = self.state.records
         attempt = self._attempts.get(run.run_id, 1)
         if not stateless:
-            run = _with(run, status="running", updated_at=now())
+            run = _with(run, status="running", updated_at=now(),
+                        kwargs=started_kwargs(run.kwargs, attempt, self._api_url))
             await records.put_run(run)
             await records.put_extra("run_attempt", run.run_id, attempt)
         outcome = await self._stream(run, active, stateless, attempt)
@@ -205,7 +207,8 @@ class RunQueue:
         assistant = state.assistant(run.assistant_id)
         graph = await state.graph(assistant.graph_id, stateless=stateless)
         value, config, options = engine_args(
-            run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt
+            run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
+            api_url=self._api_url,
         )
         if attempt > 1 and not stateless:
             value = await self._resume_input(run, value)
@@ -378,6 +381,10 @@ class RunQueue:
 
     def outcome(self, run_id: str) -> Outcome | None:
         return self._outcomes.get(run_id)
+
+    def stateless(self, run_id: str) -> Run | None:
+        """A stateless run (not in the records) while it is pending or running: joinable."""
+        return self._stateless.get(run_id)
 
     def attempt(self, run_id: str) -> int:
         return self._attempts.get(run_id, 1)

@@ -22,6 +22,7 @@ class Settings:
     heartbeat: float = 5.0  # seconds between SSE heartbeat comments
     config_path: Path | None = None
     studio: bool = False  # serve the local studio at / (issue 20): `dev` always, `serve --studio`
+    api_url: str | None = None  # where clients reach it; runs report it as `langgraph_api_url`
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 

@@ -193,7 +193,7 @@ async def test_patch_makes_versions_and_latest_switches(server: Served) -> None:
         assert "x-pagination-total" not in raw.headers and "x-pagination-next" not in raw.headers
         missing = http.post(f"/assistants/{aid}/latest", json={"version": 99})
         assert missing.status_code == 404
-        assert missing.json() == {"detail": f"Assistant {aid} not found"}
+        assert missing.json() == {"detail": f"Version 99 not found for assistant {aid}"}
         bad = http.post(f"/assistants/{aid}/latest", json={"version": "one"})
         assert bad.status_code == 422
         assert http.post(f"/assistants/{aid}/versions", json={"limit": 0}).status_code == 422

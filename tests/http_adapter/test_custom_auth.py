@@ -142,7 +142,7 @@ def test_missing_or_bad_tokens_are_401_and_public_routes_stay_open(served: Serve
         assert http.get("/assistants/search").status_code == 401  # even an unknown route
         assert http.post("/store/namespaces", json={}).status_code == 401
         assert http.post("/runs/crons/search", json={}).status_code == 401
-        assert http.get("/ok").json() == {"ok": True}
+        assert http.get("/ok").json() == {"ok": True, "services": {}}
         assert http.get("/info").status_code == 200
         assert http.get("/openapi.json").status_code == 200
         ok = http.post("/threads/search", json={},

@@ -535,8 +535,8 @@ def test_sync_client(server: Served) -> None:
         thread = sdk.threads.create()
         assert sdk.runs.wait(thread["thread_id"], "agent", input={"x": 1}) == FINAL
         run = sdk.runs.create(thread["thread_id"], "agent", input={"x": 1, "sleep": 0.2})
-        # Cancel once the input is saved: a run cancelled before that has nothing to keep.
-        while "sleep" not in (sdk.threads.get_state(thread["thread_id"])["values"] or {}):
+        # running, with its input saved (a cancel before that leaves no `sleep` in the state)
+        while sdk.threads.get_state(thread["thread_id"])["values"].get("sleep") is None:
             time.sleep(0.005)
         assert sdk.runs.cancel(thread["thread_id"], run["run_id"], wait=True) == {}
         assert sdk.runs.get(thread["thread_id"], run["run_id"])["status"] == "interrupted"

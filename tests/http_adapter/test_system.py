@@ -30,7 +30,7 @@ def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
 def test_ok_and_info(serve_app: Any, tmp_path: Path) -> None:
     url = serve_app(settings_for(tmp_path)).url
     ok = httpx.get(f"{url}/ok")
-    assert ok.status_code == 200 and ok.json() == {"ok": True}
+    assert ok.status_code == 200 and ok.json() == {"ok": True, "services": {}}
     info = httpx.get(f"{url}/info").json()
     assert info["version"] == package_version()
     assert info["flags"]["assistants"] is True

@@ -43,7 +43,15 @@ async def body(request: Request, struct: type[T], *, default: bool = False) -> T
     try:
         return msgspec.json.decode(raw, type=struct)
     except msgspec.ValidationError as error:
+        _valid_json(raw)  # msgspec validates as it parses: bad JSON can fail as a wrong type
         raise UnprocessableEntity(str(error)) from None
+    except msgspec.DecodeError:
+        raise UnprocessableEntity("Invalid JSON in request body") from None
+
+
+def _valid_json(raw: bytes) -> None:
+    try:
+        msgspec.json.decode(raw)
     except msgspec.DecodeError:
         raise UnprocessableEntity("Invalid JSON in request body") from None
 

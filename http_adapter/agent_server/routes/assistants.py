@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine import CompiledStateGraph
+from engine import CompiledStateGraph, add_messages
 
 from ..authz import authorize, owned, visible
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
@@ -94,7 +94,7 @@ async def _authorized(st: ServerState, request: Request, action: str, missing: s
 def _check_graph(st: ServerState, graph_id: str) -> None:
     if graph_id not in st.settings.graphs:
         raise NotFound(
-            f"Graph '{graph_id}' not found. Expected one of: {list(st.settings.graphs)}"
+            f"Graph '{graph_id}' not found. Expected one of: {sorted(st.settings.graphs)}"
         )
 
 
@@ -251,7 +251,7 @@ async def set_latest(request: Request) -> Response:
     spec = await body(request, _Latest)
     version = st.records.versions.get(assistant.assistant_id, {}).get(spec.version)
     if version is None:
-        raise NotFound(f"Assistant {assistant.assistant_id} not found")
+        raise NotFound(f"Version {spec.version} not found for assistant {assistant.assistant_id}")
     latest = msgspec.structs.replace(version, created_at=assistant.created_at, updated_at=now())
     return json_response(assistant_json(await st.records.set_assistant(latest)))
 
@@ -284,7 +284,16 @@ async def get_graph(request: Request) -> Response:
 
 
 def _field_schema(hint: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One field's JSON schema and the `$defs` it refers to (reducers stripped)."""
+    """One field's JSON schema and the `$defs` it refers to (reducers stripped); a type made
+    of pydantic models (LangChain's messages) as pydantic describes it, as the reference does."""
+    if _mentions_pydantic(hint):
+        from pydantic import TypeAdapter
+
+        try:
+            schema = TypeAdapter(hint).json_schema()
+            return schema, schema.pop("$defs", {})
+        except Exception:  # noqa: BLE001 - a type pydantic cannot describe: try msgspec
+            pass
     try:
         schema = msgspec.json.schema(hint)
     except (TypeError, ValueError):  # a type msgspec cannot describe: anything
@@ -295,29 +304,59 @@ def _field_schema(hint: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return schema, defs
 
 
+def _mentions_pydantic(hint: Any, depth: int = 0) -> bool:
+    """Whether a pydantic model class appears in `hint` (its arguments searched a few deep)."""
+    if isinstance(hint, type) and hasattr(hint, "model_json_schema"):
+        return True
+    return depth < 4 and any(_mentions_pydantic(a, depth + 1) for a in typing.get_args(hint))
+
+
 def _hints(schema: Any) -> dict[str, Any]:
     fields = getattr(schema, "model_fields", None)
     if isinstance(fields, dict):  # pydantic
         return {name: f.annotation for name, f in fields.items()}
     try:
-        return typing.get_type_hints(schema)  # without include_extras: reducers stripped
+        hints = typing.get_type_hints(schema, include_extras=True)
     except (NameError, TypeError, AttributeError):  # unresolvable forward references
         return {name: Any for name in getattr(schema, "__annotations__", {})}
+    return {name: _without_reducer(hint) for name, hint in hints.items()}
 
 
-def _json_schema(schema: Any, title: str) -> dict[str, Any] | None:
+def _without_reducer(hint: Any) -> Any:
+    """A field's type without its reducer; `list[Any]` reduced by `add_messages` (engine's
+    MessagesState) is a list of LangChain messages when LangChain is installed, described so
+    as LangGraph's MessagesState is (issue 18: /assistants/{id}/schemas)."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return hint
+    inner = typing.get_args(hint)[0]
+    if add_messages in hint.__metadata__ and typing.get_args(inner) in ((Any,), ()):
+        try:
+            from langchain_core.messages import AnyMessage
+        except ImportError:
+            return inner
+        return list[AnyMessage]  # type: ignore[valid-type]
+    return inner
+
+
+def _json_schema(schema: Any, title: str, *, strict: bool = False) -> dict[str, Any] | None:
     """A state/input/output/context type in the real server's style: an object titled
-    `title` whose properties carry a `title` and `"default": null` (every key optional)."""
+    `title` whose properties carry a `title` and `"default": null` (every key optional);
+    `strict` keeps a TypedDict's required keys required (how its input is described)."""
     if schema is None:
         return None
+    required = set(getattr(schema, "__required_keys__", ())) if strict else set()
     properties: dict[str, Any] = {}
     all_defs: dict[str, Any] = {}
     for name, hint in _hints(schema).items():
         field, defs = _field_schema(hint)
         all_defs.update(defs)
-        field = {**field, "default": None, "title": name.replace("_", " ").title()}
+        field = {**field, "title": name.replace("_", " ").title()}
+        if name not in required:
+            field["default"] = None
         properties[name] = dict(sorted(field.items()))
     out: dict[str, Any] = {"properties": properties, "title": title, "type": "object"}
+    if required:
+        out["required"] = [name for name in properties if name in required]
     if all_defs:
         out["$defs"] = all_defs
     return out
@@ -329,16 +368,24 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
     builder = graph.builder
     state = builder.state_schema
 
+    state_json = _json_schema(state, state_title)
+
     def other(schema: Any, suffix: str) -> dict[str, Any] | None:
-        if schema is None or schema is state:
+        if schema is None:
             return None
-        return _json_schema(schema, f"{prefix}_{suffix}")
+        if schema is not state:
+            return _json_schema(schema, f"{prefix}_{suffix}")
+        # as observed: the state type as input/output shows only where it says more than the
+        # state schema does (required keys, e.g. MessagesState's `messages`)
+        own = _json_schema(state, getattr(state, "__name__", state_title), strict=True)
+        assert own is not None and state_json is not None
+        return None if {**own, "title": state_title} == state_json else own
 
     context = builder.context_schema
     return {
         "input_schema": other(builder.input_schema, "input"),
         "output_schema": other(builder.output_schema, "output"),
-        "state_schema": _json_schema(state, state_title),
+        "state_schema": state_json,
         "config_schema": {},
         "context_schema": (
             _json_schema(context, getattr(context, "__name__", "Context"))

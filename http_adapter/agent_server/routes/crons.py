@@ -152,16 +152,18 @@ async def _create(request: Request, thread_id: str | None) -> Response:
     if thread_id is not None:
         await _runnable(request, st, thread_id, assistant.assistant_id)
     check_timezone(spec.timezone)
-    payload = {"assistant_id": assistant.assistant_id, **_run_fields(spec)}
+    cron_id = new_checkpoint_id()
+    payload = _with_cron({"assistant_id": assistant.assistant_id, **_run_fields(spec)}, cron_id)
+    payload["schedule"] = spec.schedule
     _check_payload(payload)
     user = auth_user(request)
     value: dict[str, Any] = {"payload": payload, "schedule": spec.schedule, "cron_id": None,
-             "thread_id": thread_id, "user_id": user.identity if user is not None else None,
+             "thread_id": thread_id, "user_id": user.identity if user is not None else "",
              "end_time": spec.end_time, "metadata": dict(spec.metadata or {})}
     filters = await authorize(request, "crons", "create", value)
     stamp = now()
     cron = Cron(
-        cron_id=new_checkpoint_id(),
+        cron_id=cron_id,
         assistant_id=assistant.assistant_id,
         thread_id=thread_id,
         user_id=value["user_id"],
@@ -179,6 +181,13 @@ async def _create(request: Request, thread_id: str | None) -> Response:
     return await _save(request, cron)
 
 
+def _with_cron(payload: dict[str, Any], cron_id: str) -> dict[str, Any]:
+    """The payload as the reference stores it: its runs' config names the cron (issue 18)."""
+    config = dict(payload.get("config") or {})
+    config["configurable"] = {**(config.get("configurable") or {}), "cron_id": cron_id}
+    return {**payload, "config": config}
+
+
 async def _runnable(request: Request, st: ServerState, thread_id: str, assistant_id: str
                     ) -> None:
     """404 unless the thread exists and custom auth lets the user run on it (the cron's runs
@@ -188,7 +197,8 @@ async def _runnable(request: Request, st: ServerState, thread_id: str, assistant
     })
     thread = st.records.threads.get(thread_id)
     if thread is None or not visible(thread.metadata, filters):
-        raise NotFound(f"Thread {thread_id} not found")
+        raise NotFound(f"Thread with ID '{thread_id}' not found. Please verify the ID is correct "
+                       "and the thread hasn't been deleted or expired.")
 
 
 async def create_cron(request: Request) -> Response:
@@ -208,7 +218,10 @@ async def get_cron(request: Request) -> Response:
 
 async def delete_cron(request: Request) -> Response:
     st = server(request)
-    cron, _ = await _cron(st, request, "delete")
+    try:
+        cron, _ = await _cron(st, request, "delete")
+    except NotFound:  # as observed: the bare message of a missing route
+        raise NotFound("Not Found") from None
     await st.records.delete_extra(KIND, cron.cron_id)
     _scheduler(request).wake()
     return Response(status_code=204)
@@ -218,7 +231,7 @@ async def patch_cron(request: Request) -> Response:
     st = server(request)
     cron_id = path_uuid(request, "cron_id", "cron")
     if cron_id not in all_crons(st.records):  # 404 before the body is read
-        raise NotFound(f"Cron {cron_id} not found")
+        raise NotFound(f"Cron '{cron_id}' not found")
     spec = await body(request, CronPatch, default=True)
     check_timezone(spec.timezone)
     fields = _run_fields(spec)
@@ -226,6 +239,9 @@ async def patch_cron(request: Request) -> Response:
              "metadata": dict(spec.metadata) if spec.metadata is not None else {}}
     cron, filters = await _cron(st, request, "update", value)
     payload = {**cron.payload, **fields}
+    for field in ("schedule", "enabled"):  # as observed: the payload keeps what a patch set
+        if getattr(spec, field) is not None:
+            payload[field] = getattr(spec, field)
     _check_payload(payload)
     changes: dict[str, Any] = {"payload": payload, "updated_at": now()}
     if spec.metadata is not None:  # replaces it, keeping the user's ownership

@@ -58,7 +58,7 @@ class _CancelMany(msgspec.Struct, kw_only=True):
 # -- creating ------------------------------------------------------------------------------------
 
 
-def _check(payload: RunCreate) -> list[str]:
+def _check(payload: RunCreate, stateless: bool = False) -> list[str]:
     """Reject what the engine cannot run; the stream modes, as a list."""
     if payload.context and (payload.config or {}).get("configurable"):
         raise BadRequest(
@@ -70,9 +70,11 @@ def _check(payload: RunCreate) -> list[str]:
     modes = [given] if isinstance(given, str) else list(given)
     if not all(mode in STREAM_MODES for mode in modes):
         shown = dumps(given).decode()
+        # as observed: a stateless run is checked against a named schema component
+        where = '["components"]["schemas"]["RunCreateStateless"]' if stateless else ""
         raise UnprocessableEntity(
             f"{shown} is not valid under any of the schemas listed in the 'anyOf' keyword\n\n"
-            f"Failed validating \"anyOf\" in schema[\"properties\"][\"stream_mode\"]\n\n"
+            f"Failed validating \"anyOf\" in schema{where}[\"properties\"][\"stream_mode\"]\n\n"
             f"On instance[\"stream_mode\"]:\n    {shown}"
         )
     return modes or ["values"]
@@ -97,7 +99,8 @@ def _assistant(st: ServerState, assistant_id: str) -> Assistant:
 
 
 def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metadata: dict[str, Any],
-                temporary: bool, user: AuthUser | None = None) -> dict[str, Any]:
+                temporary: bool, user: AuthUser | None = None, request_id: str | None = None
+                ) -> dict[str, Any]:
     """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record"); with
     custom auth the graph finds the user in `configurable` as LangGraph puts it there."""
     config = dict(payload.config or {})
@@ -106,11 +109,13 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "langgraph_auth_user": user.to_json() if user is not None else None,
         "langgraph_auth_user_id": user.identity if user is not None else "",
         "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
-        "langgraph_request_id": str(uuid.uuid4()),
+        "langgraph_request_id": request_id or str(uuid.uuid4()),
         "__request_start_time_ms__": time.time_ns() // 1_000_000,
         "__after_seconds__": payload.after_seconds or 0,
         **run,
-        "user_id": user.identity if user is not None else "",
+        # without auth a caller's own `user_id` stays (as observed; it reaches checkpoints)
+        "user_id": (user.identity if user is not None
+                    else (config.get("configurable") or {}).get("user_id", "")),
     }
     checkpoint = {k: v for k, v in (payload.checkpoint or {}).items() if k != "thread_id"}
     configurable.update({k: v for k, v in checkpoint.items() if v is not None})
@@ -140,7 +145,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
 def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
                 filters: dict[str, Any] | None = None) -> Thread:
     """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
-    name), tagged with its graph; a thread outside `filters` is as absent."""
+    name), tagged with the first graph run on it; a thread outside `filters` is as absent."""
     thread = st.records.threads.get(thread_id)
     if thread is not None and not visible(thread.metadata, filters):
         raise NotFound(_NOT_FOUND)
@@ -151,9 +156,7 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
         thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
                         state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
-    if (metadata.get("graph_id"), metadata.get("assistant_id")) != (
-        assistant.graph_id, assistant.assistant_id
-    ):
+    if "graph_id" not in metadata:  # the first graph run on it names it (as observed)
         metadata = {**metadata, "graph_id": assistant.graph_id,
                     "assistant_id": assistant.assistant_id}
         thread = msgspec.structs.replace(thread, metadata=metadata)
@@ -161,24 +164,30 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
 
 
 async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
-                  subscribe: bool = False, auth: RunAuth | None = None) -> Any:
+                  subscribe: bool = False, auth: RunAuth | None = None,
+                  request_id: str | None = None) -> Any:
     """A run on a thread, or a stateless one (`thread_id` None) on a temporary thread.
 
     With `subscribe`, returns (run, subscription), the subscription taken before the run
     can publish anything. `auth` (from `_authorize`) scopes the thread to the user.
     """
-    modes = _check(payload)
-    assistant = _assistant(st, payload.assistant_id)
     stateless = thread_id is None
+    modes = _check(payload, stateless)
+    assistant = _assistant(st, payload.assistant_id)
     keep = stateless and payload.on_completion == "keep"
     if stateless:
         thread_id = new_checkpoint_id()
         if keep:
             payload = msgspec.structs.replace(payload, if_not_exists="create")
     assert thread_id is not None
+    filters = auth.filters if auth is not None else None
+    thread = (None if stateless and not keep
+              else _thread_for(st, thread_id, payload, assistant, filters))
     metadata: dict[str, Any] = {**(assistant.metadata or {})}
-    if not stateless:  # as observed: a stateless run's metadata has no graph_id
-        metadata["graph_id"] = assistant.graph_id
+    if not stateless:  # as observed: a stateless run's metadata has no graph_id, and a
+        # thread run's has its thread's graph (the first run on it), whatever the assistant
+        metadata["graph_id"] = (thread.metadata if thread else {}).get("graph_id",
+                                                                        assistant.graph_id)
     metadata["assistant_id"] = assistant.assistant_id
     metadata.update(payload.metadata or {})
     run_id = new_checkpoint_id()
@@ -194,12 +203,9 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
         metadata=metadata,
         status="pending",
         kwargs=_run_kwargs(payload, modes, ids, metadata, temporary=stateless and not keep,
-                           user=auth.user if auth is not None else None),
+                           user=auth.user if auth is not None else None, request_id=request_id),
         multitask_strategy=payload.multitask_strategy,
     )
-    filters = auth.filters if auth is not None else None
-    thread = (None if stateless and not keep
-              else _thread_for(st, thread_id, payload, assistant, filters))
     return await st.queue.create(run, thread, subscribe=subscribe)
 
 
@@ -371,12 +377,29 @@ def _run_of(st: ServerState, thread_id: str, run_id: str) -> Run | None:
     return run if run is not None and run.thread_id == thread_id else None
 
 
+def _joinable(st: ServerState, thread_id: str, run_id: str) -> Run | None:
+    """A thread run, or a stateless run still in flight on its temporary thread (issue 18:
+    the reference lets a client join a background stateless run by the ids `POST /runs` gave)."""
+    run = st.queue.stateless(run_id)
+    if run is not None and run.thread_id == thread_id:
+        return run
+    return _run_of(st, thread_id, run_id)
+
+
 async def _authorized_run(request: Request, st: ServerState, operation: str, thread_id: str,
                           run_id: str, **value: Any) -> Run | None:
     """`_run_of`, None also when custom auth hides the thread from the user."""
     if not await _readable(request, st, operation, thread_id, run_id=run_id, **value):
         return None
     return _run_of(st, thread_id, run_id)
+
+
+async def _authorized_join(request: Request, st: ServerState, thread_id: str, run_id: str
+                           ) -> Run | None:
+    """`_joinable`, None also when custom auth hides the thread from the user."""
+    if not await _readable(request, st, "read", thread_id, run_id=run_id):
+        return None
+    return _joinable(st, thread_id, run_id)
 
 
 def _ids(request: Request) -> tuple[str, str]:
@@ -407,13 +430,18 @@ async def join_thread_run(request: Request) -> Response:
     thread_id, run_id = _ids(request)
     st = server(request)
     headers = _join_headers(thread_id, run_id)
-    run = await _authorized_run(request, st, "read", thread_id, run_id)
+    run = await _authorized_join(request, st, thread_id, run_id)
     if run is None:  # as observed: 200 with the error in the body
         return json_response(
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
             headers=headers,
         )
+    finished = st.queue.outcome(run.run_id)
     outcome = await st.queue.wait(run.run_id)
+    if finished is not None and finished.status == "success":
+        # as observed: joining a run that had already ended answers its thread's state now
+        # (a later run's values included), not what the run itself returned
+        outcome = None
     return json_response(_final_body(st, run, outcome), headers=headers)
 
 
@@ -423,7 +451,7 @@ async def join_thread_run_stream(request: Request) -> Response:
     st = server(request)
     path = f"/threads/{thread_id}/runs/{run_id}"
     headers = {"Location": f"{path}/stream", "Content-Location": path}
-    if await _authorized_run(request, st, "read", thread_id, run_id) is None:
+    if await _authorized_join(request, st, thread_id, run_id) is None:
         # as observed: an SSE error event, 200
         error = dumps({"error": "HTTPException", "message": "404: Run not found"})
         return sse_response(request, _one_frame(sse_frame("error", error)), headers=headers)
@@ -486,10 +514,11 @@ async def batch_stateless_runs(request: Request) -> Response:
         )
     authorized = []
     for payload in payloads:  # all valid and allowed before any is queued: no half batch
-        _check(payload)
+        _check(payload, stateless=True)
         _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
-    return json_response([await _create(st, payload, None, auth=auth)
+    request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)
+    return json_response([await _create(st, payload, None, auth=auth, request_id=request_id)
                           for payload, auth in authorized])
 
 

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from checkpoints.store.base import NOT_PROVIDED
 
 from ..authz import authorize
-from ..errors import UnprocessableEntity
+from ..errors import BadRequest, UnprocessableEntity
 from ._common import body, json_response, server
 
 __all__ = ["routes"]
@@ -62,12 +62,10 @@ class _Namespaces(msgspec.Struct, kw_only=True):
 
 def _labels(namespace: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     for label in namespace:
-        if "." in label:
+        if not label or "." in label:  # the reference's words (issue 18), as JSON here
             raise UnprocessableEntity(
-                f"Invalid namespace label '{label}'. Namespace labels cannot contain periods ('.')."
+                f"Namespace label '{label}' must be a non-empty string without periods"
             )
-        if not label:
-            raise UnprocessableEntity(f"Invalid namespace {list(namespace)}: labels cannot be empty.")
     return tuple(namespace)
 
 
@@ -112,11 +110,12 @@ async def put_item(request: Request) -> Response:
 
 
 async def get_item(request: Request) -> Response:
+    # as the reference (issue 18): the namespace is checked first (none is one empty label),
+    # then a missing key is 400 with these words
+    namespace = _labels((request.query_params.get("namespace") or "").split("."))
     key = request.query_params.get("key")
     if key is None:
-        raise UnprocessableEntity("Query parameter 'key' is required")
-    raw = request.query_params.get("namespace") or ""
-    namespace = _labels(raw.split(".")) if raw else ()
+        raise BadRequest("Key is required")
     asked = await _scoped(request, "get", {"namespace": namespace, "key": key})
     item = await _call(server(request).store.aget, asked["namespace"], asked["key"],
                        refresh_ttl=_flag(request, "refresh_ttl"))

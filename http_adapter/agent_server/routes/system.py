@@ -35,7 +35,7 @@ _THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
 
 async def ok(request: Request) -> Response:
     """Health check."""
-    return json_response({"ok": True})
+    return json_response({"ok": True, "services": {}})  # as langgraph dev (issue 18)
 
 
 async def info(request: Request) -> Response:

@@ -140,7 +140,9 @@ def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
         "values": thread.values,
     }
     if _touched(st, thread):
-        out["config"] = thread.config or {"configurable": {}}
+        # as observed: `configurable` shows once a run touched it (supersteps alone leave {})
+        ran = st.records.thread_runs.get(thread.thread_id)
+        out["config"] = thread.config or ({"configurable": {}} if ran else {})
         out["error"] = thread.error
         out["interrupts"] = {
             task_id: [
@@ -197,7 +199,7 @@ async def _apply_supersteps(st: ServerState, thread: Thread, supersteps: list[_S
     graph = await _graph_of(st, thread)
     if graph is None:
         return _no_graph(thread.thread_id)
-    config = _config(thread.thread_id)
+    config = _update_config(thread)
     try:
         for step in supersteps:
             for update in step.updates:
@@ -408,6 +410,16 @@ def _config(thread_id: str, checkpoint: dict[str, Any] | None = None) -> dict[st
     return {"configurable": conf}
 
 
+def _update_config(thread: Thread, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An update's config: its checkpoint's metadata names the thread and its graph, as the
+    reference server's do (issue 18)."""
+    config = _config(thread.thread_id, checkpoint)
+    metadata = {"thread_id": thread.thread_id}
+    if (thread.metadata or {}).get("graph_id"):
+        metadata["graph_id"] = thread.metadata["graph_id"]
+    return {**config, "metadata": metadata}
+
+
 async def _state(request: Request, asked: dict[str, Any] | None, subgraphs: bool,
                  select: list[str] | None = None) -> Response:
     """The thread's state, at the checkpoint `asked` for when given (echoed back as the
@@ -493,7 +505,7 @@ async def update_state(request: Request) -> Response:
     if _command_shaped(values, graph):
         values = Command(**values)
     try:
-        config = await graph.aupdate_state(_config(thread.thread_id, checkpoint), values,
+        config = await graph.aupdate_state(_update_config(thread, checkpoint), values,
                                            spec.as_node)
     except _UPDATE_ERRORS as error:
         raise BadRequest(str(error)) from None

@@ -1304,3 +1304,31 @@ def messages_from_node_return(lib: Any) -> list[Any]:
              stream_mode=["messages", "updates"])
     t.call("invoke", g.invoke, {"messages": [HumanMessage(content="q", id="h1")]}, cfg("t3"))
     return t.items
+
+
+@scenario
+def config_metadata_in_events_and_checkpoints(lib: Any) -> list[Any]:
+    """The caller's metadata, tags and configurable where LangGraph shows them: task events
+    (metadata + tags), checkpoint events (the run's configurable; a subgraph's with its
+    checkpoint_map; a subgraph task's state), checkpoint metadata (configurable scalars).
+    Issue 18 found each of these differing over HTTP."""
+    t = Transcript()
+    inner = chain_graph(lib, "cd")
+    b = lib.StateGraph(S)
+    b.add_node("a", logger("a"))
+    b.add_node("sub", inner)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "sub")
+    b.add_edge("sub", lib.END)
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
+    config = cfg("t1", metadata={"m": 1}, tags=["mine"])
+    config["configurable"].update({"user_id": "u1", "graph_id": "g", "n": 3, "obj": {"k": 1}})
+    t.stream("stream", g, {"x": 1}, config, stream_mode=ALL_MODES, subgraphs=True)
+    t.state("state", g, cfg("t1"))
+    t.call("history", lambda: [c.metadata for c in g.get_state_history(cfg("t1"))])
+    t.call("every namespace", lambda: sorted(
+        (c.config["configurable"]["checkpoint_ns"].partition(":")[0], c.metadata["step"],
+         sorted((k, v) for k, v in c.metadata.items() if k != "parents"))
+        for c in saver.list(cfg("t1"))))
+    return t.items

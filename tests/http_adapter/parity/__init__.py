@@ -1,0 +1,1 @@
+"""Wire parity with the LangGraph Agent Server: transcripts recorded from `langgraph dev` (issue 18)."""

@@ -1,0 +1,98 @@
+"""Start `graphrun dev` or `langgraph dev` on a copy of the parity app; reset between scenarios."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+__all__ = ["APP", "Server", "reset"]
+
+APP = Path(__file__).resolve().parent / "app"
+_ROOT = APP.parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """A server subprocess serving a fresh copy of the app on a free loopback port.
+
+    `langgraph` is the path of a `langgraph` executable (langgraph-cli[inmem] in its own venv):
+    then it is the reference; otherwise `graphrun dev --in-memory` from this interpreter.
+    """
+
+    def __init__(self, langgraph: str | None = None) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="parity-"))
+        app = self.work / "app"
+        shutil.copytree(APP, app, ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+        if langgraph:
+            env["PARITY_LIB"] = "langgraph"
+            argv = [langgraph, "dev", "--no-browser", "--no-reload", "--allow-blocking",
+                    "--port", str(port)]
+        else:
+            env["PARITY_LIB"] = "engine"
+            env["PYTHONPATH"] = str(_ROOT)
+            argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--in-memory",
+                    "--port", str(port), "--log-level", "warning"]
+        self.log = open(self.work / "server.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(argv, cwd=app, env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait()
+
+    def _wait(self) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {(self.work / 'server.log').read_text()}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not start in time")
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(15)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def reset(url: str) -> None:
+    """Delete what earlier scenarios left (threads, own assistants, crons, store items)."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for thread in http.post("/threads/search", json={"limit": 1000}).json():
+            http.delete(f"/threads/{thread['thread_id']}")
+        for assistant in http.post("/assistants/search", json={"limit": 1000}).json():
+            if assistant["metadata"].get("created_by") != "system":
+                http.delete(f"/assistants/{assistant['assistant_id']}")
+        for cron in http.post("/runs/crons/search", json={"limit": 1000}).json():
+            http.delete(f"/runs/crons/{cron['cron_id']}")
+        for namespace in http.post("/store/namespaces", json={"limit": 1000}).json()["namespaces"]:
+            found = http.post("/store/items/search", json={"namespace_prefix": namespace,
+                                                           "limit": 1000}).json()["items"]
+            for item in found:
+                http.request("DELETE", "/store/items",
+                             json={"namespace": item["namespace"], "key": item["key"]})
