@@ -73,6 +73,8 @@ EXTRA_GRAPHS = {
     "nested": "./studio_graphs.py:nested_graph",
     "fail": "./studio_graphs.py:fail_graph",
     "clustered": "./studio_graphs.py:clustered_graph",
+    "questions": "./studio_graphs.py:two_questions_graph",
+    "team": "./studio_graphs.py:parallel_inside_graph",
 }
 
 
