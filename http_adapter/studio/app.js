@@ -3,8 +3,9 @@
 
 import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
 import { h, fill, notify } from "./dom.js";
-import { collapse, draw, mark } from "./graph.js";
-import { Runner, Timeline } from "./run.js";
+import { collapse, draw, light, mark } from "./graph.js";
+import { Runner } from "./run.js";
+import { Timeline } from "./timeline.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
 import { assistantView } from "./assistant_view.js";
@@ -23,6 +24,9 @@ const app = {
   timeline: new Timeline(document.getElementById("timeline")),
   chat: null,
   tasksStreamed: true,
+  // the stream modes every run asks for (the Run view's checkboxes); `debug` brings the steps
+  // and timestamps the timeline shows
+  modes: new Set(["updates", "messages-tuple", "custom", "tasks", "debug"]),
   layoutMs: 0,
   listeners: new Set(),
 };
@@ -49,7 +53,7 @@ app.setThread = (thread) => {
   app.thread = thread;
   app.emit("thread");
 };
-const MARKS = ["running", "done", "next", "error"];
+const MARKS = ["done", "next", "error"]; // "running" follows the runner's tasks
 
 app.redraw = () => {
   const kept = [...app.svg.querySelectorAll(".node")].map((el) => [el.dataset.node, MARKS.filter((c) => el.classList.contains(c))]);
@@ -67,6 +71,7 @@ app.redraw = () => {
     },
   });
   for (const [node, marks] of kept) for (const m of marks) mark(app.svg, node, m); // a redraw keeps them
+  light(app.svg, app.runner.activePaths());
   document.getElementById("layout-ms").textContent = `layout ${app.layoutMs.toFixed(1)} ms, ${graph.nodes.length} nodes`;
 };
 

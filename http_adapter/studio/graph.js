@@ -208,6 +208,14 @@ export function mark(svg, name, state, on = true) {
   if (el) el.classList.toggle(state, on);
 }
 
+/** Light ("running") exactly the drawn nodes that hold one of `paths` (node paths of running
+ * tasks): a folded subgraph stays lit while any of its inner tasks, or its own, runs. */
+export function light(svg, paths) {
+  const lit = new Set();
+  for (const path of paths) lit.add(findNode(svg, path));
+  for (const el of svg.querySelectorAll(".node")) el.classList.toggle("running", lit.has(el));
+}
+
 export function clearMarks(svg, ...states) {
   for (const el of svg.querySelectorAll(".node")) el.classList.remove(...states);
 }

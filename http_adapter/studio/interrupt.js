@@ -14,7 +14,7 @@ export function interruptBox(app, threadId, state) {
     try {
       app.timeline.clear();
       await app.runner.start(threadId, { assistant_id: app.assistant.assistant_id, command: { resume: v },
-        stream_mode: ["updates", "tasks", "custom", "messages-tuple"], stream_subgraphs: true });
+        stream_mode: [...app.modes], stream_subgraphs: true });
     } catch (error) {
       app.fail(error);
     }

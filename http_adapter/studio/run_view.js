@@ -5,10 +5,10 @@ import { api } from "./api.js";
 import { h, fill, parseJson } from "./dom.js";
 import { schemaForm } from "./form.js";
 import { interruptBox } from "./interrupt.js";
-import { Chat } from "./run.js";
+import { Chat } from "./chat.js";
 
 const MODES = ["updates", "values", "messages-tuple", "custom", "tasks", "debug"];
-const chosen = new Set(["updates", "messages-tuple", "custom", "tasks"]); // kept across views
+const HINTS = { tasks: "light the running nodes", debug: "step numbers and each node's duration in the timeline" };
 
 function inputSchema(app) {
   return app.schemas?.input_schema || app.schemas?.state_schema;
@@ -20,7 +20,7 @@ export function runView(app) {
   const subgraphs = h("input#run-subgraphs", { type: "checkbox", checked: true });
   const body = (input, step) => runBody(app, { input, step, config, subgraphs: subgraphs.checked });
   const start = (b) => {
-    app.tasksStreamed = chosen.has("tasks");
+    app.tasksStreamed = app.modes.has("tasks") || app.modes.has("debug");
     app.timeline.clear();
     return app.runner.start(app.thread, b);
   };
@@ -59,7 +59,7 @@ export function runView(app) {
     threads.row, waiting, chat,
     h("h3", {}, "Input"), form,
     h("details", {}, h("summary", {}, "Config"), config),
-    h("h3", {}, "Stream"), modeChoices(), h("label.inline", {}, subgraphs, " subgraphs"),
+    h("h3", {}, "Stream"), modeChoices(app), h("label.inline", {}, subgraphs, " subgraphs"),
     h("h3", {}, "Breakpoints"), h("p.hint", {}, "Click the dots on a node: top = interrupt before, bottom = after."),
     breakpoints.row,
     h("div.row.actions", {}, Object.values(buttons)));
@@ -67,7 +67,7 @@ export function runView(app) {
 
 /** The body of POST /threads/{id}/runs/stream for this assistant and the page's choices. */
 function runBody(app, { input, step, config, subgraphs }) {
-  const body = { assistant_id: app.assistant.assistant_id, input, stream_mode: [...chosen], stream_subgraphs: subgraphs };
+  const body = { assistant_id: app.assistant.assistant_id, input, stream_mode: [...app.modes], stream_subgraphs: subgraphs };
   const cfg = parseJson(config.value, "config");
   if (cfg) body.config = cfg;
   if (step) body.interrupt_before = "*"; // pause before whatever runs next: one super-step
@@ -78,10 +78,10 @@ function runBody(app, { input, step, config, subgraphs }) {
   return body;
 }
 
-function modeChoices() {
-  return h("div.modes", {}, MODES.map((m) => h("label.inline", {},
-    h("input", { type: "checkbox", value: m, checked: chosen.has(m), dataset: { mode: m },
-      onchange: (e) => (e.target.checked ? chosen.add(m) : chosen.delete(m)) }), ` ${m}`)));
+function modeChoices(app) {
+  return h("div.modes", {}, MODES.map((m) => h("label.inline", { title: HINTS[m] },
+    h("input", { type: "checkbox", value: m, checked: app.modes.has(m), dataset: { mode: m },
+      onchange: (e) => (e.target.checked ? app.modes.add(m) : app.modes.delete(m)) }), ` ${m}`)));
 }
 
 function actionButtons(app, go) {

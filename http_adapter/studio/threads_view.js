@@ -87,7 +87,7 @@ function checkpointDetail(app, thread, snapshot, reopen) {
   const runFrom = async (checkpointId) => {
     app.timeline.clear();
     await app.runner.start(thread, { assistant_id: app.assistant.assistant_id, input: null, checkpoint_id: checkpointId,
-      stream_mode: ["updates", "tasks", "custom", "messages-tuple"], stream_subgraphs: true });
+      stream_mode: [...app.modes], stream_subgraphs: true });
   };
   const fork = async () => {
     try {

@@ -6,6 +6,7 @@ cancelled, `wide` has 50 nodes (the layout), `nested` has a subgraph (expanding 
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import time
 from typing import Annotated, Any, TypedDict
@@ -141,8 +142,10 @@ two_questions_graph = _two_questions()
 
 
 def _pause(name: str, seconds: float) -> Any:
-    def pause(state: State) -> dict[str, Any]:
-        time.sleep(seconds)
+    # async: two parallel *sync* inner tasks with `custom` streamed end the stream early
+    # (an engine bug, reported from issue 20's studio work)
+    async def pause(state: State) -> dict[str, Any]:
+        await asyncio.sleep(seconds)
         return {"log": [name]}
 
     return pause
