@@ -160,7 +160,9 @@ function wire() {
 }
 
 function fail(error) {
-  notify(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error?.message || error), "error");
+  if (error instanceof ApiError && error.denied) {
+    notify(`Not allowed: the server's auth refused this (${error.message}). Use the Key button to act as someone else.`, "denied");
+  } else notify(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error?.message || error), "error");
 }
 app.fail = fail;
 

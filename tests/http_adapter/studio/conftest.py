@@ -105,9 +105,15 @@ auth = Auth()
 
 @auth.authenticate
 async def authenticate(authorization: str | None) -> str:
-    if authorization != "Bearer studio-token":
+    users = {"Bearer studio-token": "studio-user", "Bearer reader-token": "reader"}
+    if authorization not in users:
         raise Auth.exceptions.HTTPException(status_code=401, detail="Invalid token")
-    return "studio-user"
+    return users[authorization]
+
+
+@auth.on.threads.create
+async def writers_only(ctx: Auth.types.AuthContext, value: dict) -> bool:
+    return ctx.user.identity != "reader"  # the reader may look, not run: 403
 """
 
 

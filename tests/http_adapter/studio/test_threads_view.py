@@ -25,11 +25,11 @@ def test_an_interrupt_is_resumed_from_the_page(studio: Any, studio_url: str) -> 
     assert "Send this draft?" in shown
     screenshot(page, "threads")
     # feedback first: a new draft, and the thread waits again
-    page.fill("#resume-value", "mention the order number")
-    run_and_wait(page, "#resume-button")
+    page.fill("#interrupt .resume-value", "mention the order number")
+    run_and_wait(page, "#interrupt .resume-button")
     page.wait_for_selector("#interrupt .interrupt-value:has-text('mention the order number')")
-    page.fill("#resume-value", "approve")
-    run_and_wait(page, "#resume-button")
+    page.fill("#interrupt .resume-value", "approve")
+    run_and_wait(page, "#interrupt .resume-button")
     state = thread_state(studio_url, thread)
     assert state["next"] == [] and state["values"]["revisions"] == 2
     assert state["values"]["sent"] == "Re: a refund. We will get back to you within a day. (mention the order number)"
@@ -85,7 +85,50 @@ def test_an_interrupt_is_resumed_in_the_run_view(studio: Any, studio_url: str) -
     page.fill("#f-request", "a visit")
     run_and_wait(page, "#run-button")
     assert "Re: a visit." in page.text_content("#run-interrupt .interrupt-value")
-    page.fill("#resume-value", '"approve"')  # JSON works too
-    run_and_wait(page, "#resume-button")
+    page.fill("#interrupt .resume-value", '"approve"')  # JSON works too
+    run_and_wait(page, "#interrupt .resume-button")
     assert thread_state(studio_url, current_thread(page))["values"]["sent"].startswith("Re: a visit.")
     page.wait_for_function("!document.querySelector('#run-interrupt .interrupt')")
+
+
+def test_two_parallel_interrupts_are_answered_one_by_one_by_their_ids(studio: Any, studio_url: str) -> None:
+    page, watch = studio
+    open_studio(page, studio_url, "questions")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    ids = {t["name"]: t["interrupts"][0]["id"] for t in thread_state(studio_url, thread)["tasks"]}
+    page.wait_for_selector('#run-interrupt .interrupt[data-count="2"]')
+    shown = page.eval_on_selector_all(
+        "#run-interrupt .interrupt-item", "els => els.map(e => [e.dataset.node, e.dataset.interruptId, e.querySelector('pre').textContent])")
+    assert sorted((n, i) for n, i, _ in shown) == sorted(ids.items())
+    assert all(f"What about {n.removeprefix('ask_')}?" in text for n, _, text in shown)
+    screenshot(page, "interrupts", readme=False)
+    # answer only the size: the colour still waits, alone
+    size = f'#run-interrupt .interrupt-item[data-interrupt-id="{ids["ask_size"]}"]'
+    page.fill(f"{size} .resume-value", "large")
+    run_and_wait(page, f"{size} .resume-button")
+    state = thread_state(studio_url, thread)
+    assert state["values"]["log"] == ["size=large"] and state["next"] == ["ask_colour"]
+    page.wait_for_selector('#run-interrupt .interrupt[data-count="1"]')
+    left = page.eval_on_selector_all("#run-interrupt .interrupt-item", "els => els.map(e => e.dataset.interruptId)")
+    assert left == [ids["ask_colour"]]
+    page.fill("#run-interrupt .resume-value", '"red"')
+    run_and_wait(page, "#run-interrupt .resume-button")
+    state = thread_state(studio_url, thread)
+    assert state["next"] == [] and sorted(state["values"]["log"]) == ["colour=red", "done", "size=large"]
+
+
+def test_resume_all_answers_every_filled_in_interrupt_in_one_run(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "questions")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector('#interrupt[data-count="2"]')
+    page.fill('#interrupt .interrupt-item[data-node="ask_colour"] .resume-value', "blue")
+    page.fill('#interrupt .interrupt-item[data-node="ask_size"] .resume-value', "small")
+    run_and_wait(page, "#resume-all")
+    state = thread_state(studio_url, thread)
+    assert state["next"] == [] and sorted(state["values"]["log"]) == ["colour=blue", "done", "size=small"]
+    runs = httpx.get(f"{studio_url}/threads/{thread}/runs").json()
+    assert len(runs) == 2  # the first run and one resume
