@@ -99,7 +99,7 @@ function setBusy(buttons, busy) {
 
 /** New thread or one of this graph's recent threads. */
 function threadPicker(app) {
-  const select = h("select#run-thread", { onchange: () => app.setThread(select.value || null) });
+  const select = h("select#run-thread", { onchange: () => app.setThread(select.value || null, true) });
   const refresh = async () => {
     const threads = await api("/threads/search", { method: "POST", body: { metadata: { graph_id: app.assistant.graph_id }, limit: 20 } });
     const known = threads.some((t) => t.thread_id === app.thread);
@@ -109,7 +109,7 @@ function threadPicker(app) {
     select.value = app.thread || "";
   };
   const row = h("div.row", {}, h("label", { for: "run-thread" }, "Thread"), select,
-    h("button", { onclick: () => app.setThread(null) }, "New thread"));
+    h("button", { onclick: () => app.setThread(null, true) }, "New thread"));
   return { row, refresh };
 }
 

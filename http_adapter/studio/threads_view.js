@@ -22,38 +22,45 @@ export function threadsView(app) {
       .filter((t) => text.startsWith("{") || t.thread_id.includes(text));
     fill(list, threads.length ? threads.map((t) => h("li.thread", {
       dataset: { threadId: t.thread_id, status: t.status }, class: t.thread_id === open ? "thread selected" : "thread",
-      onclick: () => openThread(t.thread_id).catch(app.fail),
+      onclick: () => openThread(t.thread_id, null, true).catch(app.fail),
     }, h("code", {}, t.thread_id), " ", h("span.chip", { dataset: { status: t.status } }, t.status), " ",
       h("span.muted", {}, t.metadata?.graph_id || ""), " ", h("span.muted", {}, t.updated_at.slice(0, 19).replace("T", " ")))) : h("li.muted", {}, "no threads"));
   }
 
-  async function openThread(id) {
+  /** Show thread `id` with `checkpoint` selected (null: the latest). `push`: the user did it. */
+  async function openThread(id, checkpoint = null, push = false) {
     open = id;
-    app.setThread(id);
+    app.setThread(id, push);
+    app.setCheckpoint(checkpoint, false);
     for (const li of list.querySelectorAll("li.thread")) li.classList.toggle("selected", li.dataset.threadId === id);
     const [thread, history] = await Promise.all([
       api(`/threads/${id}`),
       api(`/threads/${id}/history`, { method: "POST", body: { limit: 100 } }),
     ]);
-    const checkpoint = h("div#checkpoint");
+    const target = h("div#checkpoint");
     const steps = h("ol#history.timeline", {}, history.map((s, i) => h("li.ckpt", {
       dataset: { checkpointId: s.checkpoint.checkpoint_id, step: s.metadata?.step ?? "", index: i },
-      onclick: (e) => { select(e.currentTarget, s, checkpoint); },
+      onclick: (e) => select(e.currentTarget, s, target, true),
     }, h("span.step", {}, `step ${s.metadata?.step ?? "?"}`), " ", h("span.muted", {}, s.metadata?.source || ""), " ",
       h("span", {}, s.next?.length ? `next: ${s.next.join(", ")}` : "done"), forkNote(history, i))));
     fill(detail,
       h("h3", {}, "Thread ", h("code", {}, id), " ", h("span.chip", { dataset: { status: thread.status } }, thread.status)),
       interruptBox(app, thread.thread_id, history[0]),
-      h("div.split", {}, h("div", {}, h("h3", {}, "Checkpoints"), steps), checkpoint));
-    const first = steps.querySelector("li.ckpt");
-    if (first) select(first, history[0], checkpoint);
+      h("div.split", {}, h("div", {}, h("h3", {}, "Checkpoints"), steps), target));
+    const index = checkpoint ? history.findIndex((s) => s.checkpoint.checkpoint_id === checkpoint) : 0;
+    if (index >= 0 && history.length) select(steps.children[index], history[index], target, false);
+    else if (checkpoint) { // older than the 100 listed: fetched on its own
+      select(null, await api(`/threads/${id}/state/${encodeURIComponent(checkpoint)}`), target, false);
+    }
   }
 
-  function select(li, snapshot, target) {
-    for (const el of li.parentElement.children) el.classList.toggle("selected", el === li);
+  function select(li, snapshot, target, push) {
+    for (const el of target.previousElementSibling?.querySelectorAll("li.ckpt") || []) el.classList.toggle("selected", el === li);
+    li?.scrollIntoView({ block: "nearest" });
     clearMarks(app.svg, "next", "done", "running", "error");
     for (const n of snapshot.next || []) mark(app.svg, n, "next");
     fill(target, checkpointDetail(app, open, snapshot, () => openThread(open)));
+    if (push) app.setCheckpoint(snapshot.checkpoint.checkpoint_id);
   }
 
   query.addEventListener("keydown", (e) => e.key === "Enter" && search().catch(app.fail));
@@ -64,7 +71,8 @@ export function threadsView(app) {
       if (open) openThread(open).catch(app.fail);
     }
   });
-  search().then(() => app.thread && openThread(app.thread)).catch(app.fail);
+  const wanted = app.checkpoint;
+  search().then(() => app.thread && openThread(app.thread, wanted)).catch(app.fail);
   return h("div.threads-view", {},
     h("div.row", {}, query, status, h("button", { onclick: () => search().catch(app.fail) }, "Search")),
     list, detail);
