@@ -6,6 +6,8 @@ import { h, fill, parseJson, pretty } from "./dom.js";
 import { mark, clearMarks } from "./graph.js";
 import { interruptBox } from "./interrupt.js";
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function threadsView(app) {
   const query = h("input#thread-search", { type: "search", placeholder: 'thread id, or metadata JSON {"k": "v"}' });
   const status = h("select#thread-status", {}, ["", "idle", "busy", "interrupted", "error"].map((s) => h("option", { value: s }, s || "any status")));
@@ -18,6 +20,7 @@ export function threadsView(app) {
     const body = { limit: 50, sort_by: "updated_at", sort_order: "desc" };
     if (status.value) body.status = status.value;
     if (text.startsWith("{")) body.metadata = parseJson(text, "metadata");
+    else if (UUID.test(text)) body.ids = [text]; // a whole id: found however old the thread is
     const threads = (await api("/threads/search", { method: "POST", body }))
       .filter((t) => text.startsWith("{") || t.thread_id.includes(text));
     fill(list, threads.length ? threads.map((t) => h("li.thread", {
@@ -59,7 +62,7 @@ export function threadsView(app) {
     li?.scrollIntoView({ block: "nearest" });
     clearMarks(app.svg, "next", "done", "running", "error");
     for (const n of snapshot.next || []) mark(app.svg, n, "next");
-    fill(target, checkpointDetail(app, open, snapshot, () => openThread(open)));
+    fill(target, checkpointDetail(app, open, snapshot, (checkpoint = null) => openThread(open, checkpoint, !!checkpoint)));
     if (push) app.setCheckpoint(snapshot.checkpoint.checkpoint_id);
   }
 
@@ -97,26 +100,33 @@ function checkpointDetail(app, thread, snapshot, reopen) {
     await app.runner.start(thread, { assistant_id: app.assistant.assistant_id, input: null, checkpoint_id: checkpointId,
       stream_mode: [...app.modes], stream_subgraphs: true });
   };
-  const fork = async () => {
+  // the edited keys only, as an update after this checkpoint: a new branch of the thread
+  const save = async () => {
+    const edited = parseJson(values.value, "values") || {};
+    const changed = Object.fromEntries(Object.entries(edited).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(snapshot.values?.[k])));
+    return (await api(`/threads/${thread}/state`, { method: "POST", body: { values: changed, checkpoint_id: id } })).checkpoint.checkpoint_id;
+  };
+  const fork = (run) => async () => {
     try {
-      const edited = parseJson(values.value, "values") || {};
-      const changed = Object.fromEntries(Object.entries(edited).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(snapshot.values?.[k])));
-      const saved = await api(`/threads/${thread}/state`, { method: "POST", body: { values: changed, checkpoint_id: id } });
-      await runFrom(saved.checkpoint.checkpoint_id);
+      const saved = await save();
+      await (run ? runFrom(saved) : reopen(saved));
     } catch (error) {
       app.fail(error);
     }
   };
+  // a task of this step: what it wrote (once the step ran), its error, its interrupts
   const tasks = (snapshot.tasks || []).map((t) => h("li.task", { dataset: { task: t.name } },
     h("b", {}, t.name), t.error ? h("span.error", {}, ` error: ${t.error}`) : null,
-    t.interrupts?.length ? h("pre", {}, pretty(t.interrupts.map((i) => i.value))) : null));
+    t.result ? h("pre.task-result", {}, pretty(t.result)) : null,
+    t.interrupts?.length ? h("pre.task-interrupts", {}, pretty(t.interrupts.map((i) => i.value))) : null));
   return h("div.checkpoint", { dataset: { checkpointId: id } },
     h("h3", {}, "Checkpoint ", h("code", {}, id), ` · step ${snapshot.metadata?.step ?? "?"}`),
     h("p", {}, "next: ", h("b#ckpt-next", {}, (snapshot.next || []).join(", ") || "(end)")),
     tasks.length ? h("div", {}, h("h4", {}, "Tasks"), h("ul.tasks", {}, tasks)) : null,
     h("h4", {}, "Values"), values,
     h("div.row.actions", {},
-      h("button#fork-button.primary", { onclick: fork, title: "save these values as a new checkpoint after this one, then run from it" }, "Fork & run"),
+      h("button#fork-button.primary", { onclick: fork(true), title: "save these values as a new checkpoint after this one, then run from it" }, "Fork & run"),
+      h("button#fork-save", { onclick: fork(false), title: "save these values as a new checkpoint after this one; run or step from the Run view" }, "Fork"),
       h("button#replay-button", { onclick: () => runFrom(id).catch(app.fail) }, "Replay from here"),
       h("button", { onclick: () => reopen().catch(app.fail) }, "Reload")));
 }

@@ -258,3 +258,20 @@ def test_the_timeline_shows_steps_and_how_long_each_node_took(studio: Any, studi
     assert run_and_wait(page, "#run-button") == "success"
     assert [k for k, *_ in rows(page)] == ["update"] * 6
     page.check('input[data-mode="debug"]')
+
+
+def test_the_input_form_has_a_raw_json_toggle(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "agent")
+    page.fill("#f-topic", "herons")
+    page.check('#run-input [data-role="raw-toggle"]')  # the fields' input, as JSON
+    raw = '#run-input [data-role="raw-input"]'
+    assert '"topic": "herons"' in page.input_value(raw) and page.is_hidden("#f-topic")
+    page.fill(raw, '{"topic": "egrets"}')
+    page.uncheck('#run-input [data-role="raw-toggle"]')  # back to fields, filled from the JSON
+    assert page.input_value("#f-topic") == "egrets"
+    page.check('#run-input [data-role="raw-toggle"]')
+    page.fill(raw, '{"topic": "storks", "notes": ["given"]}')  # raw JSON can say what fields cannot
+    assert run_and_wait(page, "#run-button") == "success"
+    values = thread_state(studio_url, current_thread(page))["values"]
+    assert values["topic"] == "storks" and values["notes"][0] == "given"

@@ -132,3 +132,52 @@ def test_resume_all_answers_every_filled_in_interrupt_in_one_run(studio: Any, st
     assert state["next"] == [] and sorted(state["values"]["log"]) == ["colour=blue", "done", "size=small"]
     runs = httpx.get(f"{studio_url}/threads/{thread}/runs").json()
     assert len(runs) == 2  # the first run and one resume
+
+
+def test_a_checkpoint_shows_its_tasks_and_a_fork_can_be_stepped_through(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "agent")
+    page.fill("#f-topic", "crows")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    page.click('nav button[data-view="threads"]')
+    page.click('#history li.ckpt[data-step="1"]')
+    # the task of that step and what it wrote
+    assert page.eval_on_selector_all("#checkpoint li.task", "els => els.map(e => e.dataset.task)") == ["write"]
+    assert "Draft 1 on crows" in page.text_content("#checkpoint li.task .task-result")
+    values = page.input_value("#state-values")
+    page.fill("#state-values", values.replace('"topic": "crows"', '"topic": "rooks"'))
+    page.click("#fork-save")  # save only: the fork is selected, nothing runs
+    page.wait_for_function("document.querySelector('#history li.ckpt.selected')?.dataset.step === '2'")
+    assert page.text_content("#ckpt-next") == "write"
+    assert len(httpx.get(f"{studio_url}/threads/{thread}/runs").json()) == 1
+    assert thread_state(studio_url, thread)["values"]["topic"] == "rooks"
+    # then one step from the Run view: write runs on the forked values
+    page.click('nav button[data-view="run"]')
+    run_and_wait(page, "#step-button")
+    state = thread_state(studio_url, thread)
+    assert state["values"]["draft"].startswith("Draft 1 on rooks") and state["next"] == ["review"]
+
+
+def test_threads_are_found_by_whole_id_and_filtered_by_status(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    old = httpx.post(f"{studio_url}/threads", json={"metadata": {"owner": "old"}}).json()["thread_id"]
+    for _ in range(55):  # 55 newer threads push it out of the newest 50
+        httpx.post(f"{studio_url}/threads", json={})
+    open_studio(page, studio_url, "agent")
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector("#thread-list li.thread")
+    assert page.query_selector(f'#thread-list li[data-thread-id="{old}"]') is None
+    page.fill("#thread-search", old)
+    page.press("#thread-search", "Enter")
+    page.wait_for_function(f"[...document.querySelectorAll('#thread-list li.thread')].map(e => e.dataset.threadId).join() === '{old}'")
+    page.fill("#thread-search", "")
+    asking = httpx.post(f"{studio_url}/threads", json={}).json()["thread_id"]  # one that waits
+    httpx.post(f"{studio_url}/threads/{asking}/runs/wait", json={"assistant_id": "questions", "input": {}}, timeout=20)
+    waiting = httpx.post(f"{studio_url}/threads/search", json={"status": "interrupted", "limit": 50}).json()
+    page.select_option("#thread-status", "interrupted")
+    page.wait_for_function("""(n) => {
+        const shown = [...document.querySelectorAll('#thread-list li.thread')];
+        return shown.length === n && shown.every((e) => e.dataset.status === 'interrupted'); }""", arg=len(waiting))
+    shown = page.eval_on_selector_all("#thread-list li.thread", "els => els.map(e => e.dataset.threadId)")
+    assert asking in shown and sorted(shown) == sorted(t["thread_id"] for t in waiting)
