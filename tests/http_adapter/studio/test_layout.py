@@ -131,8 +131,14 @@ def served_graph(url: str, graph_id: str) -> tuple[list[dict[str, Any]], list[di
     subgraphs = [ns.replace("|", ":") for ns in httpx.get(f"{url}/assistants/{assistant}/subgraphs",
                                                           params={"recurse": "true"}).json()]
     inner = {n["id"] for n in drawing["nodes"]}
-    nodes = [{"id": n["id"], "group": max((s for s in subgraphs if n["id"].startswith(s + ":")), key=len, default=None)}
-             for n in drawing["nodes"] if n["id"] not in subgraphs or not any(i.startswith(n["id"] + ":") for i in inner)]
+
+    def group(node: str) -> str | None:
+        return max((s for s in subgraphs if node.startswith(s + ":")), key=len, default=None)
+
+    def expanded(node: str) -> bool:  # a subgraph drawn by its inner nodes
+        return node in subgraphs and any(i.startswith(node + ":") for i in inner)
+
+    nodes = [{"id": n["id"], "group": group(n["id"])} for n in drawing["nodes"] if not expanded(n["id"])]
     ids = {n["id"] for n in nodes}
     edges = [{"source": e["source"], "target": e["target"]} for e in drawing["edges"]
              if e["source"] in ids and e["target"] in ids]

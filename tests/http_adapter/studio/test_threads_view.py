@@ -99,7 +99,8 @@ def test_two_parallel_interrupts_are_answered_one_by_one_by_their_ids(studio: An
     ids = {t["name"]: t["interrupts"][0]["id"] for t in thread_state(studio_url, thread)["tasks"]}
     page.wait_for_selector('#run-interrupt .interrupt[data-count="2"]')
     shown = page.eval_on_selector_all(
-        "#run-interrupt .interrupt-item", "els => els.map(e => [e.dataset.node, e.dataset.interruptId, e.querySelector('pre').textContent])")
+        "#run-interrupt .interrupt-item",
+        "els => els.map(e => [e.dataset.node, e.dataset.interruptId, e.querySelector('pre').textContent])")
     assert sorted((n, i) for n, i, _ in shown) == sorted(ids.items())
     assert all(f"What about {n.removeprefix('ask_')}?" in text for n, _, text in shown)
     screenshot(page, "interrupts", readme=False)
@@ -170,7 +171,8 @@ def test_threads_are_found_by_whole_id_and_filtered_by_status(studio: Any, studi
     assert page.query_selector(f'#thread-list li[data-thread-id="{old}"]') is None
     page.fill("#thread-search", old)
     page.press("#thread-search", "Enter")
-    page.wait_for_function(f"[...document.querySelectorAll('#thread-list li.thread')].map(e => e.dataset.threadId).join() === '{old}'")
+    page.wait_for_function("(id) => [...document.querySelectorAll('#thread-list li.thread')]"
+                           ".map(e => e.dataset.threadId).join() === id", arg=old)
     page.fill("#thread-search", "")
     asking = httpx.post(f"{studio_url}/threads", json={}).json()["thread_id"]  # one that waits
     httpx.post(f"{studio_url}/threads/{asking}/runs/wait", json={"assistant_id": "questions", "input": {}}, timeout=20)
