@@ -1,5 +1,7 @@
 // The studio's only way out: same-origin calls to the documented API (issue 20), with the
-// API key (X-Api-Key, or a bearer token for custom auth) kept in sessionStorage.
+// API key (X-Api-Key, or a bearer token for custom auth) kept in sessionStorage. A 401 asks for
+// a key; a 403 is the server knowing who you are and refusing the action: another key would
+// not be asked for, the call fails with a "not allowed" error instead.
 
 const KEY = "graphrun.studio.key";
 const SCHEME = "graphrun.studio.scheme";
@@ -40,6 +42,10 @@ export class ApiError extends Error {
     super(typeof detail === "string" ? detail : JSON.stringify(detail));
     this.status = status;
   }
+
+  get denied() {
+    return this.status === 403;
+  }
 }
 
 async function send(path, { method = "GET", body, accept = "application/json", signal } = {}) {
@@ -50,7 +56,7 @@ async function send(path, { method = "GET", body, accept = "application/json", s
       init.headers["Content-Type"] = "application/json";
     }
     const response = await fetch(BASE + path, init);
-    if (response.status !== 401 && response.status !== 403) return response;
+    if (response.status !== 401) return response;
     const detail = await detailOf(response);
     if (!(await askForKey(detail))) throw new ApiError(response.status, detail);
   }

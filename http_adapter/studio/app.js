@@ -3,11 +3,13 @@
 
 import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
 import { h, fill, notify } from "./dom.js";
-import { collapse, draw, mark } from "./graph.js";
-import { Runner, Timeline } from "./run.js";
+import { collapse, draw, light, mark } from "./graph.js";
+import { Runner } from "./run.js";
+import { Timeline } from "./timeline.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
 import { assistantView } from "./assistant_view.js";
+import { assistantKey, findAssistant, readHash, writeHash } from "./nav.js";
 
 const app = {
   assistants: [],
@@ -18,11 +20,15 @@ const app = {
   breakpoints: { before: new Set(), after: new Set() },
   schemas: null,
   thread: null, // the thread the next run uses (null: a new one)
+  checkpoint: null, // the checkpoint selected in the Threads view (null: the latest)
   view: "run",
   svg: document.getElementById("graph"),
   timeline: new Timeline(document.getElementById("timeline")),
   chat: null,
   tasksStreamed: true,
+  // the stream modes every run asks for (the Run view's checkboxes); `debug` brings the steps
+  // and timestamps the timeline shows
+  modes: new Set(["updates", "messages-tuple", "custom", "tasks", "debug"]),
   layoutMs: 0,
   listeners: new Set(),
 };
@@ -45,11 +51,26 @@ app.runEnded = (run) => {
   const waiting = (run.state?.tasks || []).some((t) => t.interrupts?.length);
   notify(`Run ${run.id ?? ""} ${run.status}${waiting ? ": the thread waits for input (resume it in Threads)" : ""}`);
 };
-app.setThread = (thread) => {
+/** Use `thread` (null: a new one); `push` when the user chose it (a history entry). */
+app.setThread = (thread, push = false) => {
+  if (thread !== app.thread) app.checkpoint = null;
   app.thread = thread;
   app.emit("thread");
+  app.remember(push);
 };
-const MARKS = ["running", "done", "next", "error"];
+/** The Threads view selected a checkpoint (null: the latest). */
+app.setCheckpoint = (checkpoint, push = true) => {
+  app.checkpoint = checkpoint;
+  app.remember(push);
+};
+/** Write what the page shows into the address (nav.js). */
+app.remember = (push) => {
+  if (!app.assistant) return;
+  const threads = app.view === "threads";
+  writeHash({ assistant: assistantKey(app.assistant), view: app.view, thread: app.thread,
+    checkpoint: threads ? app.checkpoint : null }, push);
+};
+const MARKS = ["done", "next", "error"]; // "running" follows the runner's tasks
 
 app.redraw = () => {
   const kept = [...app.svg.querySelectorAll(".node")].map((el) => [el.dataset.node, MARKS.filter((c) => el.classList.contains(c))]);
@@ -67,6 +88,7 @@ app.redraw = () => {
     },
   });
   for (const [node, marks] of kept) for (const m of marks) mark(app.svg, node, m); // a redraw keeps them
+  light(app.svg, app.runner.activePaths());
   document.getElementById("layout-ms").textContent = `layout ${app.layoutMs.toFixed(1)} ms, ${graph.nodes.length} nodes`;
 };
 
@@ -91,15 +113,26 @@ async function showKeyDialog(detail) {
 }
 
 async function loadAssistants() {
-  const found = await api("/assistants/search", { method: "POST", body: { limit: 100, sort_by: "created_at", sort_order: "asc" } });
-  app.assistants = found;
-  const select = renderMenu();
-  const wanted = new URLSearchParams(location.hash.slice(1)).get("assistant");
-  const pick = found.find((a) => a.assistant_id === wanted || a.graph_id === wanted) || found[0];
-  if (pick) {
-    select.value = pick.assistant_id;
-    await selectAssistant(pick.assistant_id);
-  }
+  app.assistants = await api("/assistants/search", { method: "POST", body: { limit: 100, sort_by: "created_at", sort_order: "asc" } });
+  renderMenu();
+  await followHash();
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Show what the address's hash names (on load, and on back/forward or an edited link). */
+async function followHash() {
+  if (!app.assistants.length) return; // still loading: loadAssistants reads the hash when done
+  const want = readHash();
+  let pick = findAssistant(app.assistants, want.assistant);
+  if (!pick && UUID.test(want.assistant || "")) pick = await api(`/assistants/${want.assistant}`).catch(() => null);
+  pick ||= app.assistant || app.assistants[0];
+  if (!pick) return;
+  if (pick.assistant_id !== app.assistant?.assistant_id) await loadAssistant(pick);
+  app.thread = want.thread;
+  app.checkpoint = want.checkpoint;
+  showView(want.view || "run");
+  app.remember(false);
 }
 
 /** The header's menu: assistants grouped by graph, with their version. */
@@ -114,13 +147,24 @@ function renderMenu() {
 }
 app.renderMenu = renderMenu;
 
+/** The menu or the Assistant view picked `id`: a history entry. */
 async function selectAssistant(id) {
   const assistant = app.assistants.find((a) => a.assistant_id === id) || (await api(`/assistants/${id}`));
+  await loadAssistant(assistant);
+  showView(app.view);
+  app.remember(true);
+}
+
+/** Draw `assistant`'s graph and load its schemas; breakpoints, folds and thread start afresh. */
+async function loadAssistant(assistant) {
+  const id = assistant.assistant_id;
   app.assistant = assistant;
+  document.getElementById("assistant").value = id;
   app.expanded.clear();
   app.breakpoints.before.clear();
   app.breakpoints.after.clear();
   app.thread = null;
+  app.checkpoint = null;
   const [full, subgraphs, schemas] = await Promise.all([
     api(`/assistants/${id}/graph?xray=true`),
     api(`/assistants/${id}/subgraphs?recurse=true`),
@@ -129,9 +173,7 @@ async function selectAssistant(id) {
   app.full = full;
   app.subgraphs = Object.keys(subgraphs || {}).map((ns) => ns.split("|").join(":"));
   app.schemas = schemas;
-  history.replaceState(null, "", `${location.pathname}${location.search}#assistant=${encodeURIComponent(assistant.graph_id === assistant.name ? assistant.graph_id : id)}`);
   app.redraw();
-  showView(app.view);
   app.emit("assistant");
 }
 
@@ -149,13 +191,19 @@ app.showView = showView;
 function wire() {
   onKeyNeeded(askKey);
   document.getElementById("assistant").addEventListener("change", (e) => selectAssistant(e.target.value).catch(fail));
-  for (const tab of document.querySelectorAll("nav button")) tab.addEventListener("click", () => showView(tab.dataset.view));
+  for (const tab of document.querySelectorAll("nav button")) tab.addEventListener("click", () => {
+    showView(tab.dataset.view);
+    app.remember(true);
+  });
+  window.addEventListener("hashchange", () => followHash().catch(fail));
   document.getElementById("key-button").addEventListener("click", () => askKey("Set the key this page sends.").then((ok) => ok && loadAssistants()).catch(fail));
   window.addEventListener("unhandledrejection", (e) => { e.preventDefault(); fail(e.reason); });
 }
 
 function fail(error) {
-  notify(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error?.message || error), "error");
+  if (error instanceof ApiError && error.denied) {
+    notify(`Not allowed: the server's auth refused this (${error.message}). Use the Key button to act as someone else.`, "denied");
+  } else notify(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error?.message || error), "error");
 }
 app.fail = fail;
 

@@ -136,17 +136,27 @@ function edgePath(edge, points, size, width) {
   const pts = points.map((p) => ({ ...p }));
   const a = size.get(edge.source);
   const b = size.get(edge.target);
-  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, d: loopBack(pts, a, b, width) });
+  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, class: `${cls} back`, d: loopBack(pts, a, b, width) });
   pts[0].y += a.height / 2;
   pts[pts.length - 1].y -= b.height / 2;
+  return s("path", { ...attrs, d: downward(pts) });
+}
+
+/** Straight down through each row (the layout's vertical pairs), S-curves between rows: the
+ * curves stay inside their end points' box, which lies in the empty band between two rows. */
+function downward(pts) {
   let d = `M${pts[0].x},${pts[0].y}`;
   for (let i = 1; i < pts.length; i++) {
     const p = pts[i - 1];
     const q = pts[i];
+    if (p.x === q.x) {
+      if (q.y !== p.y) d += ` V${q.y}`;
+      continue;
+    }
     const my = (p.y + q.y) / 2;
     d += ` C${p.x},${my} ${q.x},${my} ${q.x},${q.y}`;
   }
-  return s("path", { ...attrs, d });
+  return d;
 }
 
 /** An edge back up the layers (a loop): out of the source's right side, around, into the
@@ -196,6 +206,14 @@ function nodeShape(node, p, z, breakpoints, handlers) {
 export function mark(svg, name, state, on = true) {
   const el = findNode(svg, name);
   if (el) el.classList.toggle(state, on);
+}
+
+/** Light ("running") exactly the drawn nodes that hold one of `paths` (node paths of running
+ * tasks): a folded subgraph stays lit while any of its inner tasks, or its own, runs. */
+export function light(svg, paths) {
+  const lit = new Set();
+  for (const path of paths) lit.add(findNode(svg, path));
+  for (const el of svg.querySelectorAll(".node")) el.classList.toggle("running", lit.has(el));
 }
 
 export function clearMarks(svg, ...states) {

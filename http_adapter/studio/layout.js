@@ -1,13 +1,19 @@
 // A layered (Sugiyama-style) layout computed in the page (issue 20): cycles broken by a DFS,
 // longest-path layers, dummy nodes on long edges, barycenter sweeps against crossings, then
-// x positions pulled toward neighbours. O(sweeps * edges): ~1-3 ms for 50 nodes.
+// x positions pulled toward neighbours. O(sweeps * edges): ~1-3 ms for 50 nodes. A long edge
+// crosses each row it spans straight down through its dummy's slot, so it never runs through a
+// node; it bends only in the empty bands between rows.
 
 const START = "__start__";
 const END = "__end__";
+const LOOP = 20; // room on each side of a node with a self-loop
 
 /**
  * nodes: [{id, width, height, group?}], edges: [{source, target}] ->
- * {pos: Map(id -> {x, y}) (centres), routes: [[{x, y}...] per edge], width, height}
+ * {pos: Map(id -> {x, y}) (centres), routes: [[{x, y}...] per edge], width, height}.
+ * A route runs from the source's centre to the target's; a downward one passes each row it
+ * crosses vertically (two points: the row's top and bottom at the same x), so a drawing that
+ * bends only between rows never enters a node box. Edges back up (loops) get their centres.
  */
 export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) {
   const ids = nodes.map((n) => n.id);
@@ -17,8 +23,9 @@ export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) 
   const { chains, rows } = withDummies(ids, forward, layer);
   const group = new Map(nodes.filter((n) => n.group).map((n) => [n.id, n.group]));
   orderRows(rows, chains, sweeps, group);
-  const pos = place(rows, size, chains, gapX, gapY);
-  const routes = edges.map((e, i) => route(chains[i], pos, forward[i].reversed));
+  const loops = new Set(edges.filter((e) => e.source === e.target).map((e) => e.source));
+  const { pos, bands } = place(rows, size, chains, gapX, gapY, loops);
+  const routes = edges.map((e, i) => route(chains[i], pos, forward[i].reversed, layer, bands));
   let width = 0;
   let height = 0;
   for (const [id, p] of pos) {
@@ -177,8 +184,9 @@ function crossings(rows, down) {
 }
 
 /** y by layer; x packed left to right, then pulled toward the neighbours' mean. */
-function place(rows, size, chains, gapX, gapY) {
-  const w = (id) => size.get(id)?.width ?? 8;
+function place(rows, size, chains, gapX, gapY, loops) {
+  // a self-loop bulges ~30 px right of its node (graph.js): keep the neighbours clear of it
+  const w = (id) => (size.get(id)?.width ?? 8) + (loops.has(id) ? 2 * LOOP : 0);
   const h = (id) => size.get(id)?.height ?? 0;
   const pos = new Map();
   const neighbours = new Map();
@@ -188,6 +196,7 @@ function place(rows, size, chains, gapX, gapY) {
       (neighbours.get(chain[k + 1]) || neighbours.set(chain[k + 1], []).get(chain[k + 1])).push(chain[k]);
     }
   let y = 0;
+  const bands = []; // [top, bottom] of each row
   for (const row of rows) {
     const rowHeight = Math.max(0, ...row.map(h));
     let x = 0;
@@ -195,6 +204,7 @@ function place(rows, size, chains, gapX, gapY) {
       pos.set(id, { x: x + w(id) / 2, y: y + rowHeight / 2 });
       x += w(id) + gapX;
     }
+    bands.push([y, y + rowHeight]);
     y += rowHeight + gapY;
   }
   const widest = Math.max(...rows.map((r) => rowWidth(r, w, gapX)));
@@ -210,7 +220,7 @@ function place(rows, size, chains, gapX, gapY) {
   }
   const left = Math.min(...[...pos].map(([id, p]) => p.x - w(id) / 2));
   for (const p of pos.values()) p.x -= left - 4;
-  return pos;
+  return { pos, bands };
 }
 
 function rowWidth(row, w, gapX) {
@@ -234,7 +244,20 @@ function separate(row, pos, w, gapX) {
   shift(row, pos, (before - after) / row.length);
 }
 
-function route(chain, pos, reversed) {
-  const points = chain.map((id) => ({ ...pos.get(id) }));
-  return reversed ? points.reverse() : points;
+/** The points of one edge: see `layout`. Between two rows it may go anywhere (no node is
+ * there); inside a row it keeps to its own column: the source's or target's, or its dummy's,
+ * which `separate` keeps clear of every node by gapX. */
+function route(chain, pos, reversed, layer, bands) {
+  if (reversed) return chain.map((id) => ({ ...pos.get(id) })).reverse();
+  const first = pos.get(chain[0]);
+  const last = pos.get(chain[chain.length - 1]);
+  if (!first || !last) return chain.map((id) => ({ ...pos.get(id) }));
+  const points = [{ ...first }, { x: first.x, y: bands[layer.get(chain[0])][1] }];
+  for (const id of chain.slice(1, -1)) {
+    const [top, bottom] = bands[layer.get(id)];
+    const x = pos.get(id).x;
+    points.push({ x, y: top }, { x, y: bottom });
+  }
+  points.push({ x: last.x, y: bands[layer.get(chain[chain.length - 1])][0] }, { ...last });
+  return points;
 }

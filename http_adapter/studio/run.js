@@ -1,113 +1,25 @@
 // Running a graph and watching it (issue 20): one stream per run over POST
 // /threads/{id}/runs/stream; running nodes lit on the drawing, a timeline of steps, the chat
 // view fed by `messages` (messages-tuple) chunks, cancel through the cancel endpoint.
+//
+// Tasks come from the `tasks` and `debug` modes (either or both; a task is counted once by its
+// id). `debug` events carry the step and a timestamp, so the timeline shows "step N" rows and
+// each node's duration. A drawn node stays lit while any task it stands for runs: a folded
+// subgraph's node while its own task or any inner task is still running.
 
 import { api, streamRun } from "./api.js";
-import { clearMarks, mark } from "./graph.js";
-import { h, pretty } from "./dom.js";
-
-const MAX_ROWS = 5000; // the timeline keeps the newest rows; older ones are dropped
-const BATCH = 250; // timeline rows added per animation frame
+import { clearMarks, light, mark } from "./graph.js";
+import { duration } from "./timeline.js";
 
 /** The node path of a namespaced event (`mode|outer:<task>|inner:<task>`) for the drawing. */
 function nodePath(ns, name) {
   return [...ns.map((part) => part.split(":")[0]), name].filter(Boolean).join(":");
 }
 
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : p?.text ?? "")).join("");
-  return "";
-}
-
-/** The chat view: bubbles by message id; tokens append, whole messages replace. */
-export class Chat {
-  constructor(root) {
-    this.root = root;
-    this.bubbles = new Map();
-  }
-
-  show(messages) {
-    this.root.replaceChildren();
-    this.bubbles.clear();
-    for (const m of messages || []) this.put(m, false);
-  }
-
-  put(message, append) {
-    const role = roleOf(message);
-    if (role === "system") return;
-    const id = message.id || `m${this.bubbles.size}`;
-    let bubble = this.bubbles.get(id);
-    if (!bubble) {
-      bubble = h("div.bubble", { dataset: { role, id } }, h("div.who", {}, role), h("div.text"));
-      this.bubbles.set(id, bubble);
-      this.root.append(bubble);
-    }
-    const text = bubble.querySelector(".text");
-    text.textContent = append ? text.textContent + textOf(message.content) : textOf(message.content);
-    this.root.scrollTop = this.root.scrollHeight;
-  }
-}
-
-function roleOf(m) {
-  const t = m.type || m.role || "";
-  if (t === "human" || t === "user" || t === "HumanMessage") return "user";
-  if (t === "tool" || t === "ToolMessage") return "tool";
-  if (t === "system") return "system";
-  return "assistant";
-}
-
-/** Timeline rows, added in batches once per animation frame so long streams stay smooth. */
-export class Timeline {
-  constructor(root) {
-    this.root = root;
-    this.pending = [];
-    this.frame = 0;
-    this.count = 0;
-  }
-
-  clear() {
-    this.root.replaceChildren();
-    this.pending = [];
-    this.count = 0;
-  }
-
-  add(kind, title, detail) {
-    this.pending.push([kind, title, detail]);
-    this.frame ||= requestAnimationFrame(() => this.flush());
-  }
-
-  /** Resolves once every row added so far is on the page. */
-  drained() {
-    return new Promise((resolve) => {
-      const check = () => (this.pending.length ? requestAnimationFrame(check) : resolve());
-      check();
-    });
-  }
-
-  /** Add what arrived, at most BATCH rows a frame, so a burst of events never blocks paint. */
-  flush() {
-    this.frame = 0;
-    const batch = document.createDocumentFragment();
-    for (const [kind, title, detail] of this.pending.splice(0, BATCH)) batch.append(this.row(kind, title, detail));
-    this.root.append(batch);
-    while (this.root.childElementCount > MAX_ROWS) this.root.firstElementChild.remove();
-    this.root.scrollTop = this.root.scrollHeight;
-    if (this.pending.length) this.frame = requestAnimationFrame(() => this.flush());
-  }
-
-  row(kind, title, detail) {
-    this.count += 1;
-    const head = h("span.head", {}, h("span.kind", {}, kind), " ", h("span.title", {}, title));
-    const attrs = { dataset: { kind, node: title, seq: this.count } };
-    if (detail === undefined) return h("li.ev", attrs, head);
-    // the detail is rendered when opened: a long stream costs one summary row per event
-    const details = h("details", {}, h("summary", {}, head));
-    details.addEventListener("toggle", () => {
-      if (details.open && !details.querySelector("pre")) details.append(h("pre", {}, typeof detail === "string" ? detail : pretty(detail)));
-    });
-    return h("li.ev", attrs, details);
-  }
+/** ms since the epoch of a debug event's ISO timestamp, keeping its microseconds. */
+function stamp(iso) {
+  const fraction = /\.(\d+)/.exec(iso);
+  return Date.parse(iso.replace(/\.\d+/, "")) + (fraction ? Number(`0.${fraction[1]}`) * 1000 : 0);
 }
 
 /** One run at a time: start, watch, cancel. `ctx` is the app (drawing, chat, timeline). */
@@ -121,12 +33,18 @@ export class Runner {
     return this.current !== null;
   }
 
+  /** The node paths of the tasks running now (the drawing lights the nodes holding them). */
+  activePaths() {
+    return this.current ? [...this.current.active.values()] : [];
+  }
+
   /** Start a run on `threadId` (a new thread when null); resolves when the stream ends. */
   async start(threadId, body) {
     if (this.current) throw new Error("a run is already in progress");
     const ctx = this.ctx;
     const thread = threadId || (await api("/threads", { method: "POST", body: { metadata: {} } })).thread_id;
-    const run = { thread, id: null, abort: new AbortController(), status: "running", values: null };
+    const run = { thread, id: null, abort: new AbortController(), status: "running", values: null,
+      tasks: new Map(), active: new Map(), updates: new Map(), step: null };
     this.current = run;
     ctx.runStarted(run);
     clearMarks(ctx.svg, "running", "done", "error", "next");
@@ -140,7 +58,7 @@ export class Runner {
       }
     } finally {
       this.current = null;
-      clearMarks(ctx.svg, "running");
+      light(ctx.svg, []);
       await this.finish(run);
     }
     return run;
@@ -150,8 +68,11 @@ export class Runner {
     const [mode, ...ns] = name.split("|");
     const ctx = this.ctx;
     if (mode === "metadata") run.id = data.run_id;
-    else if (mode === "tasks") this.task(ns, data);
-    else if (mode === "updates") this.update(ns, data);
+    else if (mode === "tasks") {
+      if ("triggers" in data) this.taskStarted(run, ns, data);
+      else this.taskEnded(run, ns, data);
+    } else if (mode === "debug") this.debug(run, ns, data);
+    else if (mode === "updates") this.update(run, ns, data);
     else if (mode === "values") {
       if (!ns.length) run.values = data;
       ctx.timeline.add("values", nodePath(ns, ""), data);
@@ -165,26 +86,63 @@ export class Runner {
     } else if (mode !== "messages/metadata") ctx.timeline.add(mode, nodePath(ns, ""), data);
   }
 
-  task(ns, data) {
-    const node = nodePath(ns, data.name);
-    const svg = this.ctx.svg;
-    if ("triggers" in data) {
-      mark(svg, node, "running");
-      return;
-    }
-    mark(svg, node, "running", false);
-    mark(svg, node, data.error ? "error" : "done");
-    if (data.error) this.ctx.timeline.add("error", `${node}: ${data.error}`, data.error);
+  /** `debug` task events: the same tasks as `tasks` mode, with their step and timestamp. */
+  debug(run, ns, data) {
+    if (data.type === "task") this.taskStarted(run, ns, data.payload, data.step, stamp(data.timestamp));
+    else if (data.type === "task_result") this.taskEnded(run, ns, data.payload, stamp(data.timestamp));
   }
 
-  update(ns, data) {
+  track(run, ns, payload) {
+    const task = { path: nodePath(ns, payload.name), ended: false, row: null, step: null, at: null };
+    run.tasks.set(payload.id, task);
+    return task;
+  }
+
+  taskStarted(run, ns, payload, step, at) {
+    let task = run.tasks.get(payload.id);
+    if (!task) {
+      task = this.track(run, ns, payload);
+      run.active.set(payload.id, task.path);
+      light(this.ctx.svg, run.active.values());
+    }
+    if (step === undefined || task.step !== null) return;
+    task.step = step;
+    task.at = at;
+    if (!ns.length && run.step !== step) {
+      run.step = step;
+      this.ctx.timeline.add("step", `step ${step}`);
+    }
+  }
+
+  taskEnded(run, ns, payload, at) {
+    const task = run.tasks.get(payload.id) || this.track(run, ns, payload);
+    if (!task.ended) {
+      task.ended = true;
+      run.active.delete(payload.id);
+      light(this.ctx.svg, run.active.values());
+      mark(this.ctx.svg, task.path, payload.error ? "error" : "done");
+      // the node's update came just before this result: that row is this task's
+      const key = task.path;
+      task.row = run.updates.get(key) || null;
+      run.updates.delete(key);
+      if (payload.error) task.row = this.ctx.timeline.add("error", `${task.path}: ${payload.error}`, payload.error);
+    }
+    if (at !== undefined && task.at !== null && task.row) {
+      const ms = at - task.at;
+      const where = ns.length ? `${nodePath(ns, "")} step` : "step";
+      this.ctx.timeline.annotate(task.row, `${where} ${task.step} \u00b7 ${duration(ms)}`, { step: task.step, ms: ms.toFixed(3) });
+    }
+  }
+
+  update(run, ns, data) {
     for (const [node, value] of Object.entries(data || {})) {
       if (node === "__interrupt__") {
         const shown = value.length ? value.map((i) => i.value) : "paused at a breakpoint";
         this.ctx.timeline.add("interrupt", nodePath(ns, ""), shown);
-      } else {
-        this.ctx.timeline.add("update", nodePath(ns, node), value);
-        if (!this.ctx.tasksStreamed) mark(this.ctx.svg, nodePath(ns, node), "done");
+      } else if (node !== "__metadata__") {
+        const path = nodePath(ns, node);
+        run.updates.set(path, this.ctx.timeline.add("update", path, value));
+        if (!this.ctx.tasksStreamed) mark(this.ctx.svg, path, "done");
       }
     }
   }

@@ -5,10 +5,10 @@ import { api } from "./api.js";
 import { h, fill, parseJson } from "./dom.js";
 import { schemaForm } from "./form.js";
 import { interruptBox } from "./interrupt.js";
-import { Chat } from "./run.js";
+import { Chat } from "./chat.js";
 
 const MODES = ["updates", "values", "messages-tuple", "custom", "tasks", "debug"];
-const chosen = new Set(["updates", "messages-tuple", "custom", "tasks"]); // kept across views
+const HINTS = { tasks: "light the running nodes", debug: "step numbers and each node's duration in the timeline" };
 
 function inputSchema(app) {
   return app.schemas?.input_schema || app.schemas?.state_schema;
@@ -20,7 +20,7 @@ export function runView(app) {
   const subgraphs = h("input#run-subgraphs", { type: "checkbox", checked: true });
   const body = (input, step) => runBody(app, { input, step, config, subgraphs: subgraphs.checked });
   const start = (b) => {
-    app.tasksStreamed = chosen.has("tasks");
+    app.tasksStreamed = app.modes.has("tasks") || app.modes.has("debug");
     app.timeline.clear();
     return app.runner.start(app.thread, b);
   };
@@ -59,7 +59,7 @@ export function runView(app) {
     threads.row, waiting, chat,
     h("h3", {}, "Input"), form,
     h("details", {}, h("summary", {}, "Config"), config),
-    h("h3", {}, "Stream"), modeChoices(), h("label.inline", {}, subgraphs, " subgraphs"),
+    h("h3", {}, "Stream"), modeChoices(app), h("label.inline", {}, subgraphs, " subgraphs"),
     h("h3", {}, "Breakpoints"), h("p.hint", {}, "Click the dots on a node: top = interrupt before, bottom = after."),
     breakpoints.row,
     h("div.row.actions", {}, Object.values(buttons)));
@@ -67,7 +67,7 @@ export function runView(app) {
 
 /** The body of POST /threads/{id}/runs/stream for this assistant and the page's choices. */
 function runBody(app, { input, step, config, subgraphs }) {
-  const body = { assistant_id: app.assistant.assistant_id, input, stream_mode: [...chosen], stream_subgraphs: subgraphs };
+  const body = { assistant_id: app.assistant.assistant_id, input, stream_mode: [...app.modes], stream_subgraphs: subgraphs };
   const cfg = parseJson(config.value, "config");
   if (cfg) body.config = cfg;
   if (step) body.interrupt_before = "*"; // pause before whatever runs next: one super-step
@@ -78,10 +78,10 @@ function runBody(app, { input, step, config, subgraphs }) {
   return body;
 }
 
-function modeChoices() {
-  return h("div.modes", {}, MODES.map((m) => h("label.inline", {},
-    h("input", { type: "checkbox", value: m, checked: chosen.has(m), dataset: { mode: m },
-      onchange: (e) => (e.target.checked ? chosen.add(m) : chosen.delete(m)) }), ` ${m}`)));
+function modeChoices(app) {
+  return h("div.modes", {}, MODES.map((m) => h("label.inline", { title: HINTS[m] },
+    h("input", { type: "checkbox", value: m, checked: app.modes.has(m), dataset: { mode: m },
+      onchange: (e) => (e.target.checked ? app.modes.add(m) : app.modes.delete(m)) }), ` ${m}`)));
 }
 
 function actionButtons(app, go) {
@@ -99,7 +99,7 @@ function setBusy(buttons, busy) {
 
 /** New thread or one of this graph's recent threads. */
 function threadPicker(app) {
-  const select = h("select#run-thread", { onchange: () => app.setThread(select.value || null) });
+  const select = h("select#run-thread", { onchange: () => app.setThread(select.value || null, true) });
   const refresh = async () => {
     const threads = await api("/threads/search", { method: "POST", body: { metadata: { graph_id: app.assistant.graph_id }, limit: 20 } });
     const known = threads.some((t) => t.thread_id === app.thread);
@@ -109,7 +109,7 @@ function threadPicker(app) {
     select.value = app.thread || "";
   };
   const row = h("div.row", {}, h("label", { for: "run-thread" }, "Thread"), select,
-    h("button", { onclick: () => app.setThread(null) }, "New thread"));
+    h("button", { onclick: () => app.setThread(null, true) }, "New thread"));
   return { row, refresh };
 }
 

@@ -73,6 +73,8 @@ EXTRA_GRAPHS = {
     "nested": "./studio_graphs.py:nested_graph",
     "fail": "./studio_graphs.py:fail_graph",
     "clustered": "./studio_graphs.py:clustered_graph",
+    "questions": "./studio_graphs.py:two_questions_graph",
+    "team": "./studio_graphs.py:parallel_inside_graph",
 }
 
 
@@ -103,9 +105,15 @@ auth = Auth()
 
 @auth.authenticate
 async def authenticate(authorization: str | None) -> str:
-    if authorization != "Bearer studio-token":
+    users = {"Bearer studio-token": "studio-user", "Bearer reader-token": "reader"}
+    if authorization not in users:
         raise Auth.exceptions.HTTPException(status_code=401, detail="Invalid token")
-    return "studio-user"
+    return users[authorization]
+
+
+@auth.on.threads.create
+async def writers_only(ctx: Auth.types.AuthContext, value: dict) -> bool:
+    return ctx.user.identity != "reader"  # the reader may look, not run: 403
 """
 
 

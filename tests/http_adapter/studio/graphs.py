@@ -6,11 +6,12 @@ cancelled, `wide` has 50 nodes (the layout), `nested` has a subgraph (expanding 
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import time
 from typing import Annotated, Any, TypedDict
 
-from engine import END, START, StateGraph, get_stream_writer
+from engine import END, START, StateGraph, get_stream_writer, interrupt
 
 
 class State(TypedDict, total=False):
@@ -114,3 +115,62 @@ def _clustered() -> Any:
 
 
 clustered_graph = _clustered()
+
+
+def _ask(topic: str) -> Any:
+    def ask(state: State) -> dict[str, Any]:
+        answer = interrupt({"question": f"What about {topic}?"})
+        return {"log": [f"{topic}={answer}"]}
+
+    return ask
+
+
+def _two_questions() -> Any:
+    """Two nodes of one super-step each wait in `interrupt()`: two pending interrupts."""
+    builder = StateGraph(State)
+    builder.add_node("ask_colour", _ask("colour"))
+    builder.add_node("ask_size", _ask("size"))
+    builder.add_node("done", lambda s: {"log": ["done"]})
+    builder.add_edge(START, "ask_colour")
+    builder.add_edge(START, "ask_size")
+    builder.add_edge(["ask_colour", "ask_size"], "done")
+    builder.add_edge("done", END)
+    return builder.compile()
+
+
+two_questions_graph = _two_questions()
+
+
+def _pause(name: str, seconds: float) -> Any:
+    # async: two parallel *sync* inner tasks with `custom` streamed end the stream early
+    # (an engine bug, reported from issue 20's studio work)
+    async def pause(state: State) -> dict[str, Any]:
+        await asyncio.sleep(seconds)
+        return {"log": [name]}
+
+    return pause
+
+
+def _parallel_inside() -> Any:
+    """A subgraph whose inner step runs a short and a long task side by side, then another
+    step: the folded subgraph node must stay lit until the last inner task ends."""
+    inner = StateGraph(State)
+    inner.add_node("quick", _pause("quick", 0.05))
+    inner.add_node("long", _pause("long", 0.6))
+    inner.add_node("tail", _pause("tail", 0.3))
+    inner.add_edge(START, "quick")
+    inner.add_edge(START, "long")
+    inner.add_edge(["quick", "long"], "tail")
+    inner.add_edge("tail", END)
+    outer = StateGraph(State)
+    outer.add_node("before", _pause("before", 0.1))
+    outer.add_node("team", inner.compile())
+    outer.add_node("after", _pause("after", 0.1))
+    outer.add_edge(START, "before")
+    outer.add_edge("before", "team")
+    outer.add_edge("team", "after")
+    outer.add_edge("after", END)
+    return outer.compile()
+
+
+parallel_inside_graph = _parallel_inside()

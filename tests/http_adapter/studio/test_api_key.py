@@ -62,3 +62,27 @@ def test_custom_auth_gets_a_bearer_token(custom: Any, custom_auth_url: str) -> N
     page.wait_for_selector('#graph .node[data-node="research"]')
     page.fill("#f-topic", "tokens")
     assert run_and_wait(page, "#run-button") == "success"
+
+
+def test_a_refusal_from_custom_auth_says_not_allowed_without_asking_for_a_key(
+        custom: Any, custom_auth_url: str) -> None:
+    page, watch = custom
+    watch.allowed_errors += [REFUSED, "status of 403"]
+    page.goto(custom_auth_url + "/")
+    enter_key(page, "reader-token", "bearer")  # a known user who may read but not run
+    page.wait_for_selector('#graph .node[data-node="research"]')
+    page.fill("#f-topic", "forbidden")
+    page.click("#run-button")
+    page.wait_for_selector('#status[data-kind="denied"]')
+    assert page.text_content("#status").startswith("Not allowed: the server's auth refused this (Forbidden)")
+    assert page.query_selector("#key-dialog[open]") is None
+    assert page.evaluate("sessionStorage.getItem('graphrun.studio.key')") == "reader-token"  # kept
+    assert "1" not in (page.get_attribute("body", "data-runs") or "")
+    # the Key button switches user; a 401 (unknown token) still asks
+    page.click("#key-button")
+    enter_key(page, "nobody", "bearer")
+    page.wait_for_selector("#key-dialog[open]")
+    page.wait_for_function("document.getElementById('key-detail').textContent === 'Invalid token'")
+    enter_key(page, "studio-token", "bearer")
+    page.wait_for_selector('#graph .node[data-node="research"]')
+    assert run_and_wait(page, "#run-button") == "success"

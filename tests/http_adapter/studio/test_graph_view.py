@@ -110,3 +110,66 @@ def test_an_assistant_config_is_saved_as_a_new_version(studio: Any, studio_url: 
     # another assistant picked from the list
     page.click('#assistant-list li[data-graph="chat"]')
     page.wait_for_selector('#graph .node[data-node="chat"]')
+
+
+# Every drawn edge that goes down, sampled from its `d` (M, V and C commands: 24 points per
+# curve, every 2 px of a vertical run): the nodes it passes through (boxes shrunk by 1.5 px)
+# other than its own ends. Edges back up (class `back`) go around the side.
+THROUGH_NODES = """() => {
+  const boxes = [...document.querySelectorAll("#graph .node")].map((g) => {
+    const r = g.querySelector("rect").getBBox();
+    const t = g.transform.baseVal[0].matrix;
+    return [g.dataset.node, r.x + t.e + 1.5, r.y + t.f + 1.5, r.x + t.e + r.width - 1.5, r.y + t.f + r.height - 1.5];
+  });
+  const points = (d) => {
+    const out = [];
+    let at = [0, 0];
+    for (const [, cmd, args] of d.matchAll(/([MVC])([^MVC]*)/g)) {
+      const n = args.trim().split(/[ ,]+/).map(Number);
+      if (cmd === "M") at = [n[0], n[1]];
+      else if (cmd === "V") for (let y = at[1]; Math.abs(y - n[0]) > 2; y += Math.sign(n[0] - y) * 2) out.push([at[0], y]);
+      else for (let k = 1; k <= 24; k++) {
+        const t = k / 24, u = 1 - t;
+        const c = (i) => u * u * u * at[i] + 3 * u * u * t * n[i] + 3 * u * t * t * n[2 + i] + t * t * t * n[4 + i];
+        out.push([c(0), c(1)]);
+      }
+      if (cmd === "V") at = [at[0], n[0]];
+      else if (cmd === "C") at = [n[4], n[5]];
+      out.push(at);
+    }
+    return out;
+  };
+  const hits = new Set();
+  for (const path of document.querySelectorAll("#graph .edge:not(.back)")) {
+    const { source, target } = path.dataset;
+    for (const [x, y] of points(path.getAttribute("d")))
+      for (const [node, x0, y0, x1, y1] of boxes)
+        if (node !== source && node !== target && x > x0 && x < x1 && y > y0 && y < y1) hits.add(`${source} -> ${target} through ${node}`);
+  }
+  return [...hits];
+}"""
+
+# Draw a random 50-node graph with the page's own drawing code (graph.js) into the page.
+DRAW_RANDOM = """async (edges) => {
+  const { draw } = await import("./graph.js");
+  const ids = [...new Set(edges.flat())];
+  const svg = document.getElementById("graph");
+  draw(svg, { nodes: ids.map((id) => ({ id })), edges: edges.map(([source, target]) => ({ source, target })) },
+       { before: new Set(), after: new Set() }, {});
+}"""
+
+
+def test_edges_are_drawn_around_the_nodes(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "wide")
+    assert page.evaluate(THROUGH_NODES) == []
+    assert page.eval_on_selector_all("#graph .edge.back", "els => els.length") == 1  # join -> fan
+    import random
+
+    for seed in range(8):
+        rng = random.Random(seed)
+        edges = [("__start__", "n0"), *((f"n{rng.randrange(i)}", f"n{i}") for i in range(1, 50))]
+        edges += [(f"n{rng.randrange(50)}", f"n{rng.randrange(50)}") for _ in range(25)]
+        edges += [(f"n{i}", "__end__") for i in range(45, 50)]
+        page.evaluate(DRAW_RANDOM, [list(e) for e in edges])
+        assert page.evaluate(THROUGH_NODES) == [], seed

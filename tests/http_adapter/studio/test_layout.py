@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from .helpers import open_studio
 
 # Lay out the graph in the page; return each node's centre and the elapsed ms.
@@ -73,3 +75,105 @@ def test_nodes_of_one_subgraph_sit_side_by_side(studio: Any, studio_url: str) ->
     assert row.index("x") in (0, 2), row  # never between the two members of g
     plain = lay_out(page, nodes, edges)["pos"]  # without groups the given order stands
     assert sorted(("g:a", "x", "g:b"), key=lambda n: plain[n][0]) == ["g:a", "x", "g:b"]
+
+
+# The served test graphs' drawings (every subgraph expanded), laid out as the page does, with
+# label-sized nodes; each edge's route as points, and which edges go back up (loops).
+LAY_OUT_SERVED = """async ([graphId, nodes, edges]) => {
+  const { layout } = await import("./layout.js");
+  const sized = nodes.map((n) => ({ id: n.id, group: n.group, width: 40 + 7 * n.id.length, height: 36 }));
+  const t0 = performance.now();
+  const out = layout(sized, edges);
+  const ms = performance.now() - t0;
+  return { ms, boxes: Object.fromEntries(sized.map((n) => {
+             const p = out.pos.get(n.id);
+             return [n.id, [p.x - n.width / 2, p.y - n.height / 2, p.x + n.width / 2, p.y + n.height / 2]];
+           })),
+           routes: out.routes.map((r) => r.map((p) => [p.x, p.y])) };
+}"""
+
+
+def _crosses(a: list[float], b: list[float], box: list[float]) -> bool:
+    """Does the segment a-b pass through the inside of `box` (x0, y0, x1, y1)? Liang-Barsky."""
+    x0, y0, x1, y1 = box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    lo, hi = 0.0, 1.0
+    for p, q in ((-dx, a[0] - x0), (dx, x1 - a[0]), (-dy, a[1] - y0), (dy, y1 - a[1])):
+        if p == 0:
+            if q < 0:
+                return False
+        elif p < 0:
+            lo = max(lo, q / p)
+        else:
+            hi = min(hi, q / p)
+    return lo < hi
+
+
+def edge_crossings(boxes: dict[str, list[float]], edges: list[dict[str, Any]],
+                   routes: list[list[list[float]]]) -> list[tuple[str, str, str]]:
+    """(source, target, node) for every forward edge segment through a node box other than its
+    own ends; edges back up the layers (drawn around the side) are left out."""
+    found = []
+    for edge, points in zip(edges, routes):
+        if points[-1][1] < points[0][1]:
+            continue
+        for a, b in zip(points, points[1:]):
+            for node, box in boxes.items():
+                if node not in (edge["source"], edge["target"]) and _crosses(a, b, box):
+                    found.append((edge["source"], edge["target"], node))
+    return found
+
+
+def served_graph(url: str, graph_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The xray drawing of a served graph with every subgraph expanded (group = its subgraph)."""
+    assistant = httpx.post(f"{url}/assistants/search", json={"graph_id": graph_id}).json()[0]["assistant_id"]
+    drawing = httpx.get(f"{url}/assistants/{assistant}/graph", params={"xray": "true"}).json()
+    subgraphs = [ns.replace("|", ":") for ns in httpx.get(f"{url}/assistants/{assistant}/subgraphs",
+                                                          params={"recurse": "true"}).json()]
+    inner = {n["id"] for n in drawing["nodes"]}
+
+    def group(node: str) -> str | None:
+        return max((s for s in subgraphs if node.startswith(s + ":")), key=len, default=None)
+
+    def expanded(node: str) -> bool:  # a subgraph drawn by its inner nodes
+        return node in subgraphs and any(i.startswith(node + ":") for i in inner)
+
+    nodes = [{"id": n["id"], "group": group(n["id"])} for n in drawing["nodes"] if not expanded(n["id"])]
+    ids = {n["id"] for n in nodes}
+    edges = [{"source": e["source"], "target": e["target"]} for e in drawing["edges"]
+             if e["source"] in ids and e["target"] in ids]
+    return nodes, edges
+
+
+def test_no_edge_passes_through_a_node(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url)
+    for graph_id in ("wide", "clustered", "nested", "team", "agent", "questions"):
+        nodes, edges = served_graph(studio_url, graph_id)
+        out = page.evaluate(LAY_OUT_SERVED, [graph_id, nodes, edges])
+        assert edge_crossings(out["boxes"], edges, out["routes"]) == [], graph_id
+        if graph_id == "wide":
+            print(f"layout of the 52-node graph: {out['ms']:.1f} ms")
+            assert out["ms"] < 15 or min(_retimed(page, nodes, edges)) < 15
+
+
+def _retimed(page: Any, nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> list[float]:
+    """A first call also compiles the module: time a few more before judging."""
+    return [page.evaluate(LAY_OUT_SERVED, ["wide", nodes, edges])["ms"] for _ in range(3)]
+
+
+def test_random_fifty_node_graphs_route_around_nodes(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url)
+    import random
+
+    for seed in range(5):
+        rng = random.Random(seed)
+        names = [f"n{i}" for i in range(50)]
+        nodes = [{"id": n, "group": None} for n in ["__start__", *names, "__end__"]]
+        edges = [{"source": "__start__", "target": "n0"}]
+        edges += [{"source": f"n{rng.randrange(i)}", "target": f"n{i}"} for i in range(1, 50)]
+        edges += [{"source": f"n{rng.randrange(50)}", "target": f"n{rng.randrange(50)}"} for _ in range(25)]
+        edges += [{"source": f"n{i}", "target": "__end__"} for i in range(45, 50)]
+        out = page.evaluate(LAY_OUT_SERVED, ["random", nodes, edges])
+        assert edge_crossings(out["boxes"], edges, out["routes"]) == [], seed

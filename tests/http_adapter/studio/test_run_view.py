@@ -193,3 +193,85 @@ def test_a_1000_event_stream_does_not_freeze_the_page(studio: Any, studio_url: s
     last = page.locator('#timeline li[data-kind="custom"]').last
     last.locator("summary").click()
     assert '"i": 999' in last.locator("pre").text_content()
+
+
+# Every time a node gains or loses the class `running`: [node, "on" | "off", ms].
+WATCH_RUNNING = """() => {
+  window.__running = [];
+  window.__runningWatch?.disconnect();
+  const has = (v) => (v || "").split(" ").includes("running");
+  window.__runningWatch = new MutationObserver((changes) => {
+    const now = performance.now();
+    changes.forEach((c, i) => {
+      const later = changes.slice(i + 1).find((d) => d.target === c.target);
+      const value = later ? later.oldValue : c.target.getAttribute("class");
+      if (has(value) !== has(c.oldValue)) window.__running.push([c.target.dataset.node, has(value) ? "on" : "off", now]);
+    });
+  });
+  window.__runningWatch.observe(document.getElementById("graph"), {attributes: true, attributeFilter: ["class"], attributeOldValue: true, subtree: true});
+}"""
+
+
+def test_a_folded_subgraph_stays_lit_while_any_inner_task_runs(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "team")  # `team` folded: quick (50 ms) beside long (600 ms), then tail (300 ms)
+    page.evaluate(WATCH_RUNNING)
+    assert run_and_wait(page, "#run-button") == "success"
+    changes = page.evaluate("window.__running")
+    assert [(n, s) for n, s, _ in changes] == [
+        ("before", "on"), ("before", "off"), ("team", "on"), ("team", "off"), ("after", "on"), ("after", "off")]
+    lit = changes[3][2] - changes[2][2]
+    assert lit >= 850, lit  # quick ending (at ~50 ms) did not turn it off: long and tail ran on
+    # expanded, each inner node is lit for its own task only
+    page.click('#graph [data-expand="team"]')
+    page.evaluate(WATCH_RUNNING)
+    assert run_and_wait(page, "#run-button") == "success"
+    on = [n for n, s, _ in page.evaluate("window.__running") if s == "on"]
+    assert on[0] == "before" and sorted(on[1:3]) == ["team:long", "team:quick"] and on[3:] == ["team:tail", "after"]
+
+
+def rows(page: Any) -> list[tuple[str, str, str | None, str | None]]:
+    return page.eval_on_selector_all(
+        '#timeline li[data-kind="step"], #timeline li[data-kind="update"]',
+        "els => els.map(e => [e.dataset.kind, e.dataset.node, e.dataset.step ?? null, e.dataset.ms ?? null])")
+
+
+def test_the_timeline_shows_steps_and_how_long_each_node_took(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "team")
+    assert run_and_wait(page, "#run-button") == "success"
+    got = rows(page)
+    assert [(k, n, s) for k, n, s, _ in got] == [
+        ("step", "step 1", None), ("update", "before", "1"),
+        ("step", "step 2", None), ("update", "team:quick", "1"), ("update", "team:long", "1"),
+        ("update", "team:tail", "2"), ("update", "team", "2"),
+        ("step", "step 3", None), ("update", "after", "3")]
+    took = {n: float(ms) for k, n, _, ms in got if k == "update"}
+    slept = {"before": 100, "team:quick": 50, "team:long": 600, "team:tail": 300, "team": 900, "after": 100}
+    for node, ms in slept.items():  # a task's time is its node's sleep plus a little overhead
+        assert 0.95 * ms <= took[node] < ms + 400, (node, took[node])
+    notes = page.eval_on_selector_all('#timeline li[data-kind="update"] .note', "els => els.map(e => e.textContent)")
+    assert notes[0].startswith("step 1 \u00b7 1") and notes[0].endswith(" ms")
+    assert notes[2].startswith("team step 1 \u00b7 6")  # the inner graph's own step
+    # without `debug` there are no step rows or times, and the run still works
+    page.uncheck('input[data-mode="debug"]')
+    assert run_and_wait(page, "#run-button") == "success"
+    assert [k for k, *_ in rows(page)] == ["update"] * 6
+    page.check('input[data-mode="debug"]')
+
+
+def test_the_input_form_has_a_raw_json_toggle(studio: Any, studio_url: str) -> None:
+    page, _ = studio
+    open_studio(page, studio_url, "agent")
+    page.fill("#f-topic", "herons")
+    page.check('#run-input [data-role="raw-toggle"]')  # the fields' input, as JSON
+    raw = '#run-input [data-role="raw-input"]'
+    assert '"topic": "herons"' in page.input_value(raw) and page.is_hidden("#f-topic")
+    page.fill(raw, '{"topic": "egrets"}')
+    page.uncheck('#run-input [data-role="raw-toggle"]')  # back to fields, filled from the JSON
+    assert page.input_value("#f-topic") == "egrets"
+    page.check('#run-input [data-role="raw-toggle"]')
+    page.fill(raw, '{"topic": "storks", "notes": ["given"]}')  # raw JSON can say what fields cannot
+    assert run_and_wait(page, "#run-button") == "success"
+    values = thread_state(studio_url, current_thread(page))["values"]
+    assert values["topic"] == "storks" and values["notes"][0] == "given"
