@@ -1,7 +1,13 @@
 """Checkpoint savers: the protocol, an in-memory and a SQLite back end, and the serializer."""
 
 from ._schema_versions import SchemaError
-from .base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
+from .base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DamagedCheckpointError,
+)
 from .cache import BaseCache, InMemoryCache
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
@@ -13,6 +19,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointMetadata",
     "CheckpointTuple",
+    "DamagedCheckpointError",
     "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",

@@ -25,7 +25,11 @@ import operator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import sqlite3
+
 from checkpoints import InMemorySaver, SqliteSaver
+from checkpoints._deltas import is_delta, needs_of
+from checkpoints.serde import default_serializer
 from tests.engine.parity.harness import Normalizer, first_difference, load_lib
 
 __all__ = [
@@ -407,6 +411,35 @@ class World:
         value = {"note": "fork"} if op.how == "input" else None
         return self.graph.invoke(value, config, durability=durability)
 
+    def audit(self) -> list[str]:
+        """Every delta a checkpoint reads builds only on versions that checkpoint or one of its
+        ancestors holds (issue 16), where all its ancestors are still stored."""
+        if self.name == "lg":
+            return []
+        if isinstance(self.saver, InMemorySaver):
+            rows = [
+                (t, ns, cid, s.parent_id, s.checkpoint)
+                for t, namespaces in self.saver.storage.items()
+                for ns, saved in namespaces.items()
+                for cid, s in saved.items()
+            ]
+            blobs = {k: v for k, v in self.saver.blobs.items()}
+        else:
+            self.saver.flush()
+            with sqlite3.connect(self.path) as conn:
+                rows = conn.execute(
+                    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+                    "checkpoint FROM checkpoints"
+                ).fetchall()
+                blobs = {
+                    tuple(r[:4]): r[4]
+                    for r in conn.execute(
+                        "SELECT thread_id, checkpoint_ns, channel, version, value FROM blobs"
+                    )
+                }
+            conn.close()
+        return _audit(rows, blobs)
+
     def read(self, thread: str) -> Any:
         """Everything stored for `thread`, normalized: the history, then the saver's tuples of
         every namespace, oldest first (ids are numbered in order of first appearance)."""
@@ -422,6 +455,32 @@ class World:
             if t.metadata.get("source") == "update" and t.parent_config
         }
         return {"history": history, "tuples": [_tuple(norm, t, updated) for t in tuples]}
+
+
+def _audit(rows: list[tuple[Any, ...]], blobs: dict[tuple[Any, ...], Any]) -> list[str]:
+    versions = {
+        (t, ns, cid): default_serializer.loads(blob)["channel_versions"]
+        for t, ns, cid, _, blob in rows
+    }
+    parents = {(t, ns, cid): parent for t, ns, cid, parent, _ in rows}
+    problems = []
+    for (t, ns, cid), own in versions.items():
+        held, key = set(), (t, ns, cid)
+        while key is not None:
+            if key not in versions:
+                break  # an ancestor was pruned or deleted: nothing left to check against
+            held.update(versions[key].items())
+            parent = parents[key]
+            key = (t, ns, parent) if parent else None
+        if key is not None:
+            continue
+        for ch, v in own.items():
+            blob = blobs.get((t, ns, ch, v))
+            if is_delta(blob):
+                outside = [pair for pair in needs_of(blob, ch) if pair not in held]
+                if outside:
+                    problems.append(f"{t}/{ns}/{cid}: {ch}@{v} builds on {outside}")
+    return problems
 
 
 def _by_namespace(tuples: Any) -> list[Any]:
@@ -514,6 +573,9 @@ class Worlds:
     def step(self, op: Any) -> None:
         self.log.append(op)
         self._agree("outcome", {w.name: w.apply(op) for w in self.worlds})
+        for world in self.worlds:
+            problems = world.audit()
+            assert not problems, f"{world.name} after {self.log}: {problems}"
         for thread in THREADS:
             reads = {w.name: w.read(thread) for w in self.worlds if thread not in w.untracked}
             self._agree(f"thread {thread}", reads)

@@ -117,3 +117,25 @@ def test_copy_and_prune_a_thread_with_forks(tmp_path: Path) -> None:
         Invoke("t2", {"trail": [5]}),
         Reopen(),
     ], tmp_path)
+
+
+@pytest.mark.parametrize("action", ["mutate_set", "mutate_append", "mutate_pop", "mutate_silent"])
+def test_a_list_changed_in_place_reads_back_as_langgraph_saved_it(
+    tmp_path: Path, action: str
+) -> None:
+    """A node edits the state's own list and returns it (or not): every checkpoint reads back
+    what was saved at its step. Found while reading `_deltas` for issue 16: a replaced item was
+    lost, as the delta compared items with the stored (since changed) object itself."""
+    spec = Spec((
+        Stage("node", (Node("first", "extend", "a"),)),
+        Stage("node", (Node("edit", action, "z"),)),
+        Stage("node", (Node("last", "extend", "b"),)),
+        Stage("node", (Node("copy", "take_items", "c"),)),
+    ))
+    run_program(spec, [
+        Invoke("t0", {"trail": ["s", "t"], "items": [1]}),
+        Fork("t0", 2, values={"trail": ["u"]}),
+        Invoke("t0", {"items": [2]}, durability="async"),
+        Reopen(),
+        Fork("t0", 3),
+    ], tmp_path)
