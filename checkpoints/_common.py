@@ -210,7 +210,9 @@ def thread_is_idle(stamps: Iterable[str], cutoff: float | None) -> bool:
     return cutoff is None or all(_timestamp(ts) < cutoff for ts in stamps)
 
 
-def damaged(thread_id: str, ns: str, checkpoint_id: str, error: Exception) -> DamagedCheckpointError:
+def damaged(
+    thread_id: str, ns: str, checkpoint_id: str, error: Exception
+) -> DamagedCheckpointError:
     """The error a read of a checkpoint whose stored record cannot be decoded ends with."""
     if isinstance(error, DamagedCheckpointError):
         return error

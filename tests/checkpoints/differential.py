@@ -8,7 +8,8 @@ actions) and a sequence of operations (`Invoke`, `Resume`, `Update`, `Fork`, `Go
   background, after later steps may have mutated a list in place, so it always runs "sync";
   it has no `copy_thread` or `prune`, and its engine differs from graphrun's when a run goes
   on from a checkpoint where an interrupt was answered, or what a failed step leaves saved:
-  the threads those touch are no longer compared with it; `_as_lg_sees` lists the parts of a reading it is not compared on);
+  the threads those touch are no longer compared with it; `_as_lg_sees` lists the parts of a
+  reading it is not compared on);
 - "memory", "sqlite": graphrun with every storage shortcut (deltas, references);
 - "memory_full", "sqlite_full": graphrun storing full values (`full_values=True`).
 
@@ -381,7 +382,8 @@ class World:
     def _apply(self, op: Any) -> Any:
         lib, graph = self.lib, self.graph
         if isinstance(op, Invoke):
-            return graph.invoke(op.input, _cfg(op.thread), durability=self.durability(op.durability))
+            durability = self.durability(op.durability)
+            return graph.invoke(op.input, _cfg(op.thread), durability=durability)
         if isinstance(op, (Resume, Goto, Update)) and not self.history(op.thread):
             # The engines differ on an empty thread (one raises, one does not; which node
             # `update_state` credits next): outside issue 16.
@@ -510,7 +512,8 @@ def _by_namespace(tuples: Any) -> list[Any]:
     found = list(tuples)
     first: dict[str, str] = {}
     for t in found:
-        ns, cid = t.config["configurable"]["checkpoint_ns"], t.config["configurable"]["checkpoint_id"]
+        conf = t.config["configurable"]
+        ns, cid = conf["checkpoint_ns"], conf["checkpoint_id"]
         first[ns] = min(first.get(ns, cid), cid)
     return sorted(found, key=lambda t: (
         first[t.config["configurable"]["checkpoint_ns"]], t.config["configurable"]["checkpoint_id"]

@@ -88,7 +88,9 @@ def test_a_damaged_value_leaves_out_only_the_checkpoints_that_read_it(
     path = tmp_path / "damaged.db"
     history = written(path)
     with SqliteSaver(path) as saver:
-        versions = saver.get_tuple(history[2][0]).checkpoint["channel_versions"]  # type: ignore[union-attr]
+        found = saver.get_tuple(history[2][0])
+        assert found is not None
+        versions = found.checkpoint["channel_versions"]
     assert edit(path, "UPDATE blobs SET value = ? WHERE channel = 'n' AND version = ?",
                 b"\xc1", versions["n"]) == 1
 
