@@ -15,6 +15,7 @@ import uuid
 from typing import Annotated, Any, TypedDict
 
 import httpx
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -181,14 +182,27 @@ def _row(values: Any, next_: Any, metadata: Any) -> tuple[Any, ...]:
 def test_the_server_reads_back_every_history(serve_app: Any) -> None:
     served = serve_app(graphs={"issue": issue_graph()})
 
-    @fuzz_settings(ci_examples=15, long_examples=300)
+    @fuzz_settings(ci_examples=30, long_examples=500)
     @given(st.lists(OPS, min_size=2, max_size=7))
     def check(ops: list[tuple[Any, ...]]) -> None:
-        with httpx.Client(base_url=served.url, timeout=30) as http:
-            server, oracle = Server(http), Oracle()
-            for index, op in enumerate([("run", 0, {"trail": []}), *ops]):
-                server.apply(op)
-                oracle.apply(op)
-                assert server.read() == oracle.read(), f"after {[*ops][:index]}"
+        run_ops(served, ops)
 
     check()
+
+
+def run_ops(served: Any, ops: list[tuple[Any, ...]]) -> None:
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        server, oracle = Server(http), Oracle()
+        for index, op in enumerate([("run", 0, {"trail": []}), *ops]):
+            server.apply(op)
+            oracle.apply(op)
+            assert server.read() == oracle.read(), f"after {ops[:index]}"
+
+
+@pytest.mark.parametrize("back", range(5))
+def test_the_issue_over_http(serve_app: Any, back: int) -> None:
+    """Issue 16's steps: fork from a checkpoint of the history with a state update, run on,
+    read the history back (before the fix: 500 for good, and the connection dropped)."""
+    served = serve_app(graphs={"issue": issue_graph()})
+    run_ops(served, [("fork", 0, back, {"text": "u"}, None), ("copy", 0),
+                     ("fork", 1, back + 1, None, None), ("update", 1, {"trail": [5]}, "first")])
