@@ -139,14 +139,14 @@ def run(program: tuple[Spec, list[Any]]) -> None:
 
 
 @time_limit
-@fuzz_settings(ci_examples=120)
+@fuzz_settings(ci_examples=90)
 @given(programs())
 def test_every_back_end_reads_back_the_same_history(program: tuple[Spec, list[Any]]) -> None:
     run(program)
 
 
 @time_limit
-@fuzz_settings(ci_examples=60)
+@fuzz_settings(ci_examples=45)
 @given(programs(min_ops=5, max_ops=10))
 def test_long_sequences_of_forks_copies_and_prunes(program: tuple[Spec, list[Any]]) -> None:
     run(program)
