@@ -2,9 +2,9 @@
 
 A message list or an ``operator.add`` list grows by a few items per step. Storing every version
 in full writes O(n) per step and O(n^2) per thread; LangGraph's savers do that. A saver here
-remembers, per (thread, namespace, channel), the list object it last stored; when the new value
-starts with exactly those objects (checked by identity, in C) only the tail is serialized, as a
-delta blob naming the versions it builds on::
+remembers, per (thread, namespace, channel), the items of the list its last stored checkpoint
+holds; when the new value starts with exactly those objects (checked by identity, in C) only
+the tail is serialized, as a delta blob naming the versions it builds on::
 
     b"\\xc1" + msgpack([chain, tail])   chain: the versions to read first, oldest (a full blob)
                                          first; tail: the serialized new items
