@@ -320,6 +320,7 @@ class World:
         self.spec = spec
         self.path = directory / f"{name}.db"
         self.untracked: set[str] = set()  # threads LangGraph could not follow (copy, prune)
+        self.went_to: set[str] = set()  # threads `Command(goto)` ran on
         self.saver: Any = None
         try:
             self._open()
@@ -368,11 +369,16 @@ class World:
             return Normalizer()(error)
 
     def _answered(self, op: Any) -> bool:
-        """Whether `op` runs on from a checkpoint where an interrupt was answered: the engines
-        differ there (LangGraph asks again, graphrun reuses the answer; inside a subgraph the
-        other way round), a difference outside the savers left alone by issue 16."""
+        """Whether `op` runs on from a checkpoint where an interrupt was answered, or forks a
+        thread `Command(goto)` ran on: the engines differ there (LangGraph asks again,
+        graphrun reuses the answer, inside a subgraph the other way round; a replay after a
+        goto runs other tasks), differences outside the savers left alone by issue 16."""
+        if isinstance(op, Goto):
+            self.went_to.add(op.thread)
         if not isinstance(op, Fork):
             return False
+        if op.thread in self.went_to:
+            return True
         history = self.history(op.thread)
         if len(history) < 2:
             return False
@@ -543,7 +549,8 @@ def _as_lg_sees(read: Any) -> Any:
     the savers, left alone by issue 16; compared among graphrun's back ends only):
 
     - LangGraph also saves the writes of `update_state` as pending writes of the checkpoint it
-      updates, graphrun does not: those checkpoints' writes are left out;
+      updates, graphrun does not: those checkpoints' writes, and the results and interrupts
+      of their tasks in the history (derived from those writes), are left out;
     - the engines' own bookkeeping (`__resume__` of a resumed subgraph task, the `branch:to:`
       write of `Command(goto)` input, the `branch:to:` value kept after a static interrupt)
       differs: only the values of and writes to state channels are compared;
@@ -556,6 +563,7 @@ def _as_lg_sees(read: Any) -> Any:
     """
     if not isinstance(read, dict) or "tuples" not in read:
         return read
+    updated = {t["config"]["configurable"]["checkpoint_id"] for t in read["tuples"] if t["updated"]}
     tuples = [
         {
             **t,
@@ -564,13 +572,26 @@ def _as_lg_sees(read: Any) -> Any:
         }
         for t in read["tuples"]
     ]
-    history = [_resumed_snapshot(s) for s in read["history"]]
+    history = [
+        _updated_snapshot(s) if s["config"]["configurable"]["checkpoint_id"] in updated
+        else _resumed_snapshot(s)
+        for s in read["history"]
+    ]
     return {"history": history, "tuples": tuples}
 
 
 def _state_writes(t: dict[str, Any]) -> list[Any]:
     groups = [tuple(w for w in group if w[0] in STATE_KEYS) for group in t["writes"]]
     return sorted((g for g in groups if g), key=repr)
+
+
+def _updated_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """LangGraph derives the tasks' results from the update's writes it saved there."""
+    tasks = tuple(
+        {**task, "path": tuple(task["path"])[:2], "result": None, "interrupts": None}
+        for task in snapshot["tasks"]
+    )
+    return {**snapshot, "tasks": tasks, "interrupts": None}
 
 
 def _resumed_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:

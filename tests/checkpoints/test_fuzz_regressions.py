@@ -76,6 +76,20 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
     "replay_the_latest": (
         Spec((ADD,)), [Invoke("t0", {"items": []}), Fork("t0", 0)], Worlds.NAMES,
     ),
+    # LangGraph derives a task's result from the update's writes it saves on the checkpoint.
+    "task_result_at_an_updated_checkpoint": (
+        Spec((ADD,)),
+        [Invoke("t0", {"items": []}), Update("t0", 1, {}, None), Fork("t1", 0),
+         Update("t0", 0, {"items": []}, "n0")],
+        Worlds.NAMES,
+    ),
+    # Replaying a checkpoint of a thread `Command(goto)` ran on: the engines run other tasks.
+    "replay_after_goto": (
+        Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
+        [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Fork("t0", 0),
+         Goto("t0", "n0"), Fork("t0", 1)],
+        Worlds.NAMES,
+    ),
     # `update_state` without `as_node` after a `Send`: the engines credit different nodes.
     "update_without_as_node_after_a_send": (
         Spec((SEND,)),
