@@ -62,3 +62,33 @@ def test_an_error_inside_middleware_is_answered_the_same_way(
         assert local_port(failed) == local_port(after)
     assert failed.status_code == 500 and failed.json() == {"detail": "Internal server error"}
     assert after.status_code == 200
+
+
+def test_a_damaged_checkpoint_is_named_and_the_history_still_reads(server: Any) -> None:
+    """A checkpoint row edited by hand in the server's own SQLite file: the history leaves it
+    out (200), the state of that checkpoint answers a JSON 500 naming thread and checkpoint."""
+    import sqlite3
+
+    with httpx.Client(base_url=server.url) as client:
+        thread = client.post("/threads", json={}).json()["thread_id"]
+        ran = client.post(f"/threads/{thread}/runs/wait",
+                          json={"assistant_id": "agent", "input": {"x": 1}})
+        assert ran.status_code == 200
+        history = client.post(f"/threads/{thread}/history", json={"limit": 100}).json()
+        victim = history[2]["checkpoint_id"]
+        with sqlite3.connect(server.settings.db_path) as conn:
+            conn.execute("UPDATE checkpoints SET checkpoint = x'c1c1' WHERE checkpoint_id = ?",
+                         (victim,))
+        conn.close()
+
+        after = client.post(f"/threads/{thread}/history", json={"limit": 100})
+        damaged = client.get(f"/threads/{thread}/state/{victim}")
+        latest = client.get(f"/threads/{thread}/state")
+    assert after.status_code == 200
+    assert [h["checkpoint_id"] for h in after.json()] == [
+        h["checkpoint_id"] for h in history if h["checkpoint_id"] != victim
+    ]
+    assert damaged.status_code == 500
+    assert damaged.json() == {"detail": damaged.json()["detail"]}
+    assert f"checkpoint {victim} of thread {thread} cannot be read" in damaged.json()["detail"]
+    assert latest.status_code == 200
