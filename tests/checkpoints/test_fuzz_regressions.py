@@ -20,6 +20,7 @@ from .differential import (
     Goto,
     Invoke,
     Node,
+    Reopen,
     Resume,
     Spec,
     Stage,
@@ -88,6 +89,13 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
         [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Fork("t0", 0),
          Goto("t0", "n0"), Fork("t0", 1)],
+        Worlds.NAMES,
+    ),
+    # `update_state` without `as_node` on a checkpoint made by an update: other node credited.
+    "update_of_an_update": (
+        Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
+        [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Reopen(),
+         Update("t0", 0, {}, "n0"), Update("t0", 0, {}, None)],
         Worlds.NAMES,
     ),
     # `update_state` without `as_node` after a `Send`: the engines credit different nodes.
