@@ -91,6 +91,12 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
          Goto("t0", "n0"), Fork("t0", 1)],
         Worlds.NAMES,
     ),
+    # `Command(goto)` on a thread with a task still to run (after an update of an interrupt).
+    "goto_with_a_task_still_to_run": (
+        Spec((ADD, Stage("node", (Node("n1", "ask", 0),)))),
+        [Invoke("t0", {"items": []}), Update("t0", 0, {}, None), Goto("t0", "n0")],
+        Worlds.NAMES,
+    ),
     # `update_state` without `as_node` on a checkpoint made by an update: other node credited.
     "update_of_an_update": (
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
