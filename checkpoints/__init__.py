@@ -8,7 +8,13 @@ left out of `__all__` so that a star import works without the extra.
 from typing import Any
 
 from ._schema_versions import SchemaError
-from .base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
+from .base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DamagedCheckpointError,
+)
 from .cache import BaseCache, InMemoryCache
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
@@ -20,6 +26,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointMetadata",
     "CheckpointTuple",
+    "DamagedCheckpointError",
     "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -9,7 +10,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ._deltas import Stored, dump_list, dump_write
+from ._deltas import Stored, dump_list, dump_write, remember
 from .base import (
     INTERRUPT,
     RESUME,
@@ -17,6 +18,7 @@ from .base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    DamagedCheckpointError,
 )
 from .serde import SerializationError, Serializer
 
@@ -25,12 +27,16 @@ _encode_plain = msgspec.msgpack.Encoder().encode
 __all__ = [
     "SerializedPut",
     "checkpoints_to_drop",
+    "damaged",
     "matches_filter",
     "prune_cutoff",
     "serialize_put",
     "serialize_writes",
+    "skipped",
     "thread_is_idle",
 ]
+
+_log = logging.getLogger("checkpoints")
 
 
 class SerializedPut(NamedTuple):
@@ -47,11 +53,14 @@ def serialize_put(
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
     lineage: Stored | None = None,
+    parent_id: str | None = None,
 ) -> SerializedPut:
     """Serialize on the caller's thread, so the stored copy is taken at `put` time.
 
     With `lineage` (the saver's `Lineage.channels` for this thread and namespace) a list channel
-    that only grew since its last stored version is written as an append delta (`_deltas`)."""
+    that only grew since the version its parent checkpoint `parent_id` holds is written as an
+    append delta (`_deltas`); without the parent's id, or when the parent is not the last
+    checkpoint stored there (a fork), values are written in full."""
     values = checkpoint["channel_values"]
     if lineage is None:
         blobs = [
@@ -59,8 +68,7 @@ def serialize_put(
             for ch, v in new_versions.items()
         ]
     else:
-        blobs = _dump_with_lineage(serde, values, new_versions, lineage)
-        lineage.latest = (checkpoint["id"], dict(lineage))
+        blobs = _dump_with_lineage(serde, checkpoint, new_versions, lineage, parent_id)
     # The bookkeeping around the values (ids, versions, seen versions, channel names) is plain
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
@@ -70,29 +78,31 @@ def serialize_put(
 
 def _dump_with_lineage(
     serde: Serializer,
-    values: Mapping[str, Any],
+    checkpoint: Checkpoint,
     new_versions: ChannelVersions,
     lineage: Stored,
+    parent_id: str | None,
 ) -> list[tuple[str, Any, bytes | None]]:
+    values = checkpoint["channel_values"]
+    bases = lineage.bases(parent_id)
     blobs: list[tuple[str, Any, bytes | None]] = []
-    remember = {}
+    new = {}
     for ch, v in new_versions.items():
         if ch not in values:
             blobs.append((ch, v, None))
-            lineage.pop(ch, None)
             continue
         value = values[ch]
         if type(value) is list:
             try:
-                blob, remember[ch] = dump_list(lineage, ch, v, value, serde.dumps)
+                blob, new[ch] = dump_list(bases, ch, v, value, serde.dumps)
             except SerializationError:
                 _dump_channel(serde, ch, value)  # raises the error naming the channel
                 raise
         else:
             blob = _dump_channel(serde, ch, value)
-            lineage.pop(ch, None)
         blobs.append((ch, v, blob))
-    lineage.update(remember)  # only once every value serialized: nothing unstored is remembered
+    # Only once every value serialized: nothing unstored is remembered.
+    remember(lineage, checkpoint["id"], checkpoint["channel_versions"], bases, new)
     return blobs
 
 
@@ -198,3 +208,18 @@ def thread_is_idle(stamps: Iterable[str], cutoff: float | None) -> bool:
     """Whether "delete" pruning removes a thread: always without a cutoff, else when its newest
     checkpoint is older than the cutoff."""
     return cutoff is None or all(_timestamp(ts) < cutoff for ts in stamps)
+
+
+def damaged(
+    thread_id: str, ns: str, checkpoint_id: str, error: Exception
+) -> DamagedCheckpointError:
+    """The error a read of a checkpoint whose stored record cannot be decoded ends with."""
+    if isinstance(error, DamagedCheckpointError):
+        return error
+    return DamagedCheckpointError(thread_id, ns, checkpoint_id, f"{type(error).__name__}: {error}")
+
+
+def skipped(error: DamagedCheckpointError) -> None:
+    """`list` leaves a damaged checkpoint out and says so in the log (issue 16: the rest of the
+    history still reads)."""
+    _log.error("%s; list() leaves it out", error)

@@ -2,9 +2,9 @@
 
 A message list or an ``operator.add`` list grows by a few items per step. Storing every version
 in full writes O(n) per step and O(n^2) per thread; LangGraph's savers do that. A saver here
-remembers, per (thread, namespace, channel), the list object it last stored; when the new value
-starts with exactly those objects (checked by identity, in C) only the tail is serialized, as a
-delta blob naming the versions it builds on::
+remembers, per (thread, namespace, channel), the items of the list its last stored checkpoint
+holds; when the new value starts with exactly those objects (checked by identity, in C) only
+the tail is serialized, as a delta blob naming the versions it builds on::
 
     b"\\xc1" + msgpack([chain, tail])   chain: the versions to read first, oldest (a full blob)
                                          first; tail: the serialized new items
@@ -32,14 +32,29 @@ same way, as a reference to that channel plus the serialized new items::
     b"\xc1" + msgpack([channel, length, tail])   the checkpoint's value of `channel` (whose
                                                   length was `length`), then the new items
 
-A reader resolves it from the checkpoint's own values, which it has loaded anyway. Only the
-saver's last stored checkpoint of the thread and namespace is referred to, so the referenced
-version is always one the write's checkpoint holds (and keeps, when pruning keeps it).
+A reader resolves it from the checkpoint's own values, which it has loaded anyway.
 
-What identity cannot see is an earlier item mutated in place: that change is not stored (a
-LangGraph full blob would store it). Nodes are meant to return updates rather than mutate state;
-a reducer that mutates and returns its list is detected (the remembered length changed) and
-stored in full.
+What may be referred to (issue 16): only what the checkpoint a blob or write belongs to can
+reach. A saver remembers, per (thread, namespace), the last checkpoint it stored and the lists
+that checkpoint holds (`Stored.latest`, each with the version it holds). A put builds deltas
+and sources only on those, and only when the new checkpoint's parent is that very checkpoint;
+a fork, an update of an older checkpoint, a copy or a second saver on the file stores full
+values instead. A write refers only to a list its own checkpoint holds at that version. So
+every version a delta names is held by the checkpoint's parent chain (and kept by `closure`
+when pruning), and every write reference resolves from its checkpoint's values. Deleting,
+pruning or copying a thread forgets what was remembered for it, and marks it `dead` so a put
+serialized concurrently is redone in full before it is stored (`Stored.dead`).
+
+Identity is checked against a snapshot (a tuple) of each list taken when it was stored, not
+against the list object itself: a node that appends to, pops from or assigns into the stored
+list in place changes the object but not the snapshot, so what was stored is what a delta
+builds on. What identity cannot see is an item object mutated in place (a dict inside the
+list edited): that change is not stored (a LangGraph full blob would store it). Nodes are meant
+to return updates rather than mutate state.
+
+`MISSING` is what a blob lookup returns for a (channel, version) with no stored row (``None``
+is an emptied channel): reading one raises, as a damaged record, instead of dropping the
+channel silently.
 """
 
 from __future__ import annotations
@@ -55,6 +70,7 @@ import msgspec
 __all__ = [
     "MAX_CHAIN",
     "MAX_NEEDS",
+    "MISSING",
     "Lineage",
     "Stored",
     "closure",
@@ -63,6 +79,7 @@ __all__ = [
     "is_delta",
     "load_write",
     "needs_of",
+    "remember",
     "resolve",
 ]
 
@@ -74,17 +91,27 @@ _decode_header = msgspec.msgpack.Decoder(list[Any]).decode
 _decode_ref = msgspec.msgpack.Decoder(tuple[str, int, bytes]).decode
 # (thread, namespace) pairs remembered per saver, least recently used dropped first. A run that
 # loads a checkpoint gets new objects (no identity with what was stored), so this only has to
-# cover the runs in progress; each entry keeps its last list alive, so it stays small.
+# cover the runs in progress; each entry keeps its last lists alive, so it stays small.
 _THREADS = 64
 
+
+class _Missing:
+    """The blob lookup's answer for a (channel, version) that has no stored row."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
 
 _Pair = tuple[str, Any]  # (channel, version)
 
 
 class _Last(NamedTuple):
     version: Any
-    value: list[Any]  # the very object stored: identity is the whole check
-    length: int  # its length then; a different length now means it was mutated
+    items: tuple[Any, ...]  # the list as stored (a snapshot): identity against it is the check
     chain: tuple[Any, ...]  # the versions a read of `version` needs before it
     needs: frozenset[_Pair] = frozenset()  # every other blob a read of `version` fetches
 
@@ -116,6 +143,14 @@ def needs_of(blob: bytes, channel: str) -> list[_Pair]:
     return [(channel, v) for v in header.chain] + header.needs
 
 
+def _fetched(fetch: Callable[[str, Any], Any], channel: str, version: Any) -> Any:
+    """A blob a delta builds on; it must exist and hold a value (not an emptied channel)."""
+    part = fetch(channel, version)
+    if part is None or part is MISSING:
+        raise LookupError(f"the stored value of channel {channel!r} version {version!r} is missing")
+    return part
+
+
 def _items(
     blob: bytes, channel: str, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
     memo: dict[_Pair, list[Any]],
@@ -124,9 +159,7 @@ def _items(
     header = _header(blob)
     value: list[Any] = []
     for index, version in enumerate(header.chain):
-        part = fetch(channel, version)
-        if part is None:
-            raise LookupError(f"checkpoint blob version {version!r} is missing")
+        part = _fetched(fetch, channel, version)
         if is_delta(part):
             value.extend(_own_items(_header(part), fetch, loads, memo))
         elif index == 0:
@@ -156,9 +189,7 @@ def _value(
     """A stored list channel value, read once per `resolve` (a source may be named often)."""
     found = memo.get(pair)
     if found is None:
-        blob = fetch(*pair)
-        if blob is None:
-            raise LookupError(f"checkpoint blob {pair!r} is missing")
+        blob = _fetched(fetch, *pair)
         if is_delta(blob):
             found = _items(blob, pair[0], fetch, loads, memo)
         else:
@@ -172,13 +203,16 @@ def resolve(
     blob: Callable[[str, Any], Any],
     loads: Callable[[Any], Any],
 ) -> dict[str, Any]:
-    """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out."""
+    """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out,
+    a `MISSING` one raises `LookupError` (the record is damaged)."""
     values: dict[str, Any] = {}
     memo: dict[_Pair, list[Any]] = {}
     for channel, version in wanted:
         found = blob(channel, version)
         if found is None:
             continue
+        if found is MISSING:
+            raise LookupError(f"channel {channel!r} version {version!r} has no stored value")
         if is_delta(found):
             # The memo's list itself: other reads only copy items out of it, and the memo
             # ends with this call.
@@ -196,20 +230,36 @@ def closure(referenced: set[tuple[str, Any]], blob: Callable[[str, Any], Any]) -
             referenced.update(needs_of(found, channel))
 
 
-class Stored(dict[str, _Last]):
-    """One thread and namespace: per channel, the list last stored. `latest` is the last stored
-    checkpoint's id with these entries as they were then (one tuple, replaced whole, so a
-    reader on another thread never sees the entries of one checkpoint with the id of another).
+class Stored:
+    """One thread and namespace of one saver.
+
+    `latest` is the id of the last checkpoint stored here with the lists it holds, per channel
+    (one tuple, replaced whole, so a reader on another thread never sees the lists of one
+    checkpoint with the id of another). `dead` is set once the thread's data was deleted,
+    pruned or copied over: a put serialized against it must be serialized again in full.
     """
 
-    latest: tuple[str, dict[str, _Last]] | None = None
+    __slots__ = ("dead", "latest")
+
+    def __init__(self) -> None:
+        self.latest: tuple[str, dict[str, _Last]] | None = None
+        self.dead = False
+
+    def bases(self, parent_id: str | None) -> dict[str, _Last]:
+        """The lists a child of `parent_id` may build on: those of the last stored checkpoint
+        if it is that parent, else none (issue 16: a fork must not build on another branch)."""
+        latest = self.latest
+        if latest is None or parent_id is None or latest[0] != parent_id:
+            return {}
+        return latest[1]
 
 
 class Lineage:
-    """Per saver: the list last stored for each channel, to store the next version as a delta.
+    """Per saver: the lists the last stored checkpoint of each (thread, namespace) holds, so the
+    next version can be stored as a delta on them.
 
     Thread-safe; bounded to the most recently written `_THREADS` (thread, namespace) pairs, and
-    forgotten for a thread whenever its stored data is deleted or pruned.
+    forgotten for a thread whenever its stored data is deleted, pruned or copied over.
     """
 
     def __init__(self) -> None:
@@ -235,10 +285,12 @@ class Lineage:
     def forget(self, thread_id: str) -> None:
         with self._lock:
             for key in [k for k in self._last if k[0] == thread_id]:
-                del self._last[key]
+                self._last.pop(key).dead = True
 
     def clear(self) -> None:
         with self._lock:
+            for stored in self._last.values():
+                stored.dead = True
             self._last.clear()
 
 
@@ -249,7 +301,8 @@ def dump_list(
     value: list[Any],
     dumps: Callable[[Any], bytes],
 ) -> tuple[bytes, _Last]:
-    """Serialize a list channel's new version, as a delta on the last one when it only grew.
+    """Serialize a list channel's new version, as a delta on `last` (the lists the parent
+    checkpoint holds, `Stored.bases`) when it only grew.
 
     Returns the blob and what to remember once the whole checkpoint has been serialized."""
     prev = last.get(channel)
@@ -260,13 +313,12 @@ def dump_list(
         prev is not None
         and len(prev.chain) < MAX_CHAIN
         and len(prev.needs) < MAX_NEEDS
-        and len(prev.value) == prev.length
-        and len(value) >= prev.length
-        and all(map(operator.is_, prev.value, value))
+        and len(value) >= len(prev.items)
+        and all(map(operator.is_, prev.items, value))
     ):
         chain = (*prev.chain, prev.version)
         needs = prev.needs | {(channel, prev.version)}
-        start = prev.length
+        start = len(prev.items)
     source = _source(last, channel, value, start, MAX_NEEDS - len(needs))
     if source is not None:
         name, entry = source
@@ -278,25 +330,25 @@ def dump_list(
         tail = dumps(value[start:])
         extra = _beyond(needs, channel, chain)  # built on a sourced delta: its reads travel
         blob = _MARK + _encode((chain, tail, None, extra) if extra else (chain, tail))
-    return blob, _Last(version, value, len(value), chain, needs)
+    return blob, _Last(version, tuple(value), chain, needs)
 
 
 def _source(
     last: Mapping[str, _Last], channel: str, value: list[Any], start: int, room: int
 ) -> tuple[str, _Last] | None:
-    """Another channel whose last stored list is exactly `value[start:]`, item by item."""
+    """Another channel whose stored list is exactly `value[start:]`, item by item."""
     count = len(value) - start
     if count <= 0:
         return None
     first = value[start]
     for name, entry in last.items():
+        items = entry.items
         if (
-            entry.length == count
+            len(items) == count
             and name != channel
-            and len(entry.value) == count
-            and entry.value[0] is first
+            and items[0] is first
             and len(entry.needs) < room
-            and all(map(operator.is_, entry.value, value[start:]))
+            and all(map(operator.is_, items, value[start:]))
         ):
             return name, entry
     return None
@@ -307,6 +359,20 @@ def _beyond(needs: frozenset[_Pair], channel: str, chain: tuple[Any, ...]) -> li
     return [pair for pair in needs if pair not in own]
 
 
+def remember(
+    stored: Stored,
+    checkpoint_id: str,
+    versions: Mapping[str, Any],
+    bases: Mapping[str, _Last],
+    new: Mapping[str, _Last],
+) -> None:
+    """Record the lists checkpoint `checkpoint_id` holds (its channel `versions`): those just
+    stored (`new`) and the bases it kept unchanged."""
+    held = {ch: e for ch, e in bases.items() if ch not in new and versions.get(ch) == e.version}
+    held.update(new)
+    stored.latest = (checkpoint_id, held)
+
+
 def dump_write(
     stored: Stored, checkpoint_id: str, value: list[Any], dumps: Callable[[Any], bytes]
 ) -> bytes | None:
@@ -315,23 +381,23 @@ def dump_write(
     latest = stored.latest
     if latest is None or latest[0] != checkpoint_id or not value:
         return None
-    best: tuple[str, _Last] | None = None
+    best: tuple[str, int] | None = None
     first = value[0]
     for channel, last in latest[1].items():
-        base = last.value
+        base = last.items
+        length = len(base)
         if (
-            last.length
-            and len(base) == last.length
-            and len(value) >= last.length
+            length
+            and len(value) >= length
             and base[0] is first
-            and (best is None or last.length > best[1].length)
-            and (base is value or all(map(operator.is_, base, value)))
+            and (best is None or length > best[1])
+            and all(map(operator.is_, base, value))
         ):
-            best = (channel, last)
+            best = (channel, length)
     if best is None:
         return None
-    channel, last = best
-    return _MARK + _encode((channel, last.length, dumps(value[last.length :])))
+    channel, length = best
+    return _MARK + _encode((channel, length, dumps(value[length:])))
 
 
 def load_write(blob: Any, values: Mapping[str, Any], loads: Callable[[Any], Any]) -> Any:

@@ -14,7 +14,7 @@ import asyncpg
 
 from ._common import matches_filter
 from ._postgres_writer import LOST
-from ._sqlite_reader import Found, Reader
+from ._sqlite_reader import Found, Reader, readable
 from ._sqlite_writer import Writer
 from .base import CheckpointTuple, get_checkpoint_id
 from .serde import Serializer
@@ -62,8 +62,7 @@ class PgReader(Reader):
             sql += " AND checkpoint_id = $3"
             params.append(checkpoint_id)
         rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
-        found = [self._found(tuple(row)) for row in rows]
-        return (await self.hydrate(found))[0] if found else None
+        return await self.read_one(tuple(rows[0])) if rows else None
 
     async def select(
         self,
@@ -79,8 +78,8 @@ class PgReader(Reader):
             params.append(limit)
             sql += f" LIMIT ${len(params)}"
         rows = await self._fetch(sql, *params)
-        found = [self._found(tuple(row)) for row in rows]
-        found = [f for f in found if matches_filter(f.metadata, filter)]
+        found = [f for f in readable(self._found(tuple(row)) for row in rows)
+                 if matches_filter(f.metadata, filter)]
         return found if limit is None else found[:limit]
 
     async def _query_blobs(

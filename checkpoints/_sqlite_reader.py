@@ -7,17 +7,24 @@ its own earlier puts, including the `*_nowait` ones. The coroutines run on the s
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 import aiosqlite
 
-from ._common import matches_filter
-from ._deltas import is_delta, load_write, needs_of, resolve
+from ._common import damaged, matches_filter, skipped
+from ._deltas import MISSING, is_delta, load_write, needs_of, resolve
 from ._sqlite_writer import Writer
-from .base import Checkpoint, CheckpointTuple, get_checkpoint_id, thread_config
+from .base import (
+    Checkpoint,
+    CheckpointTuple,
+    DamagedCheckpointError,
+    get_checkpoint_id,
+    thread_config,
+)
 from .serde import Serializer
 
-__all__ = ["PAGE", "Found", "Reader"]
+__all__ = ["PAGE", "Found", "Reader", "readable"]
 
 PAGE = 64  # checkpoints hydrated per round trip by `list`
 _PAIRS_PER_QUERY = 400  # (channel, version) pairs per blob query, under SQLite's 999 variables
@@ -64,8 +71,17 @@ class Reader:
             sql += " AND checkpoint_id = ?"
             params.append(checkpoint_id)
         rows = await self._conn.execute_fetchall(sql + _NEWEST_FIRST + " LIMIT 1", params)
-        found = [self._found(row) for row in rows]
-        return (await self.hydrate(found))[0] if found else None
+        return await self.read_one(rows[0]) if rows else None
+
+    async def read_one(self, row: Any) -> CheckpointTuple:
+        """One checkpoint row, hydrated; a damaged one raises its `DamagedCheckpointError`."""
+        found = self._found(row)
+        if isinstance(found, DamagedCheckpointError):
+            raise found
+        read = (await self.hydrate([found]))[0]
+        if isinstance(read, DamagedCheckpointError):
+            raise read
+        return read
 
     async def select(
         self,
@@ -82,23 +98,33 @@ class Reader:
             sql += " LIMIT ?"
             params.append(limit)
         rows = await self._conn.execute_fetchall(sql, params)
-        found = [f for f in map(self._found, rows) if matches_filter(f.metadata, filter)]
+        found = [f for f in readable(map(self._found, rows)) if matches_filter(f.metadata, filter)]
         return found if limit is None else found[:limit]
 
-    def _found(self, row: Any) -> Found:
+    def _found(self, row: Any) -> Found | DamagedCheckpointError:
         thread_id, ns, cid, parent_id, checkpoint, metadata = row
-        return Found(thread_id, ns, cid, parent_id, checkpoint, self._serde.loads(metadata))
+        try:
+            return Found(thread_id, ns, cid, parent_id, checkpoint, self._serde.loads(metadata))
+        except Exception as error:
+            return damaged(thread_id, ns, cid, error)
 
-    async def hydrate(self, found: list[Found]) -> list[CheckpointTuple]:
-        """Attach channel values and pending writes, with one query per (thread, namespace)."""
-        checkpoints: list[Checkpoint] = [self._serde.loads(f.checkpoint) for f in found]
+    async def hydrate(self, found: list[Found]) -> list[CheckpointTuple | DamagedCheckpointError]:
+        """Attach channel values and pending writes, with one query per (thread, namespace).
+        A checkpoint whose record cannot be decoded comes back as its error."""
+        checkpoints: list[Checkpoint | None] = []
+        for f in found:
+            try:
+                checkpoints.append(self._serde.loads(f.checkpoint))
+            except Exception:
+                checkpoints.append(None)  # `_tuple` decodes it again to name the error
         groups: dict[tuple[str, str], list[int]] = {}
         for i, f in enumerate(found):
-            groups.setdefault((f.thread_id, f.ns), []).append(i)
+            if checkpoints[i] is not None:
+                groups.setdefault((f.thread_id, f.ns), []).append(i)
         blobs: dict[_BlobKey, bytes | None] = {}
         writes: dict[tuple[str, str, str], list[_WriteRow]] = {}
         for (thread_id, ns), indexes in groups.items():
-            pairs = {p for i in indexes for p in checkpoints[i]["channel_versions"].items()}
+            pairs = {p for i in indexes for p in _versions(checkpoints[i])}
             ids = [found[i].checkpoint_id for i in indexes]
             blobs.update(await self._load_blobs(thread_id, ns, [*pairs]))
             writes.update(await self._load_writes(thread_id, ns, ids))
@@ -116,7 +142,7 @@ class Reader:
             pair
             for key, value in loaded.items()
             if is_delta(value)
-            for pair in needs_of(value, key[2])  # type: ignore[arg-type]
+            for pair in _needs(value, key[2])  # type: ignore[arg-type]
             if (thread_id, ns, *pair) not in loaded
         }
         if missing:
@@ -158,14 +184,29 @@ class Reader:
     def _tuple(
         self,
         f: Found,
-        checkpoint: Checkpoint,
+        checkpoint: Checkpoint | None,
+        blobs: dict[_BlobKey, bytes | None],
+        writes: list[_WriteRow],
+    ) -> CheckpointTuple | DamagedCheckpointError:
+        try:
+            return self._decode(f, checkpoint, blobs, writes)
+        except Exception as error:
+            return damaged(f.thread_id, f.ns, f.checkpoint_id, error)
+
+    def _decode(
+        self,
+        f: Found,
+        checkpoint: Checkpoint | None,
         blobs: dict[_BlobKey, bytes | None],
         writes: list[_WriteRow],
     ) -> CheckpointTuple:
         loads = self._serde.loads
+        if checkpoint is None:
+            checkpoint = loads(f.checkpoint)  # raises what made `hydrate` give up on it
+            assert checkpoint is not None
         values = checkpoint["channel_values"] = resolve(
             checkpoint["channel_versions"].items(),
-            lambda ch, v: blobs.get((f.thread_id, f.ns, ch, v)),
+            lambda ch, v: blobs.get((f.thread_id, f.ns, ch, v), MISSING),
             loads,
         )
         return CheckpointTuple(
@@ -177,6 +218,36 @@ class Reader:
                 (task_id, ch, load_write(value, values, loads)) for task_id, ch, value in writes
             ],
         )
+
+
+def readable(
+    items: Iterable[CheckpointTuple | Found | DamagedCheckpointError],
+) -> Iterator[Any]:
+    """What `list` yields: damaged checkpoints are left out, each logged (`skipped`)."""
+    for item in items:
+        if isinstance(item, DamagedCheckpointError):
+            skipped(item)
+        else:
+            yield item
+
+
+def _versions(checkpoint: Checkpoint | None) -> Iterable[tuple[str, Any]]:
+    """A decoded checkpoint's (channel, version) pairs; none when they are not readable."""
+    try:
+        pairs = list(checkpoint["channel_versions"].items())  # type: ignore[index]
+        set(pairs)  # hashable, as every version we write is
+        return pairs
+    except Exception:  # damaged: `_tuple` names the error
+        return []
+
+
+def _needs(blob: bytes, channel: str) -> list[tuple[str, Any]]:
+    """The blobs a delta reads besides itself; none when its header is damaged (`_tuple`
+    then names the error for the checkpoints that read it, and only those)."""
+    try:
+        return [(ch, v) for ch, v in needs_of(blob, channel) if hash(v) is not None]
+    except Exception:
+        return []
 
 
 def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:

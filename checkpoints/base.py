@@ -25,6 +25,7 @@ __all__ = [
     "CheckpointMetadata",
     "CheckpointTuple",
     "ChannelVersions",
+    "DamagedCheckpointError",
     "PendingWrite",
     "WRITES_IDX_MAP",
     "empty_checkpoint",
@@ -42,6 +43,23 @@ INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 SCHEDULED = "__scheduled__"
 WRITES_IDX_MAP = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
+
+
+class DamagedCheckpointError(RuntimeError):
+    """A stored checkpoint cannot be read back: its record was damaged outside the saver (a file
+    edited by hand, a row deleted). Names the thread, namespace and checkpoint (issue 16).
+
+    `get_tuple` raises it for that checkpoint; `list` skips it, logging this error, so the rest
+    of the history still reads."""
+
+    def __init__(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, cause: str) -> None:
+        where = f"checkpoint {checkpoint_id} of thread {thread_id}"
+        if checkpoint_ns:
+            where += f" (namespace {checkpoint_ns!r})"
+        super().__init__(f"{where} cannot be read: {cause}")
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.checkpoint_id = checkpoint_id
 
 
 class Checkpoint(TypedDict):

@@ -14,19 +14,22 @@ from typing import Any, Literal, NamedTuple
 
 from ._common import (
     checkpoints_to_drop,
+    damaged,
     matches_filter,
     prune_cutoff,
     serialize_put,
     serialize_writes,
+    skipped,
     thread_is_idle,
 )
-from ._deltas import Lineage, closure, load_write, resolve
+from ._deltas import MISSING, Lineage, closure, load_write, resolve
 from .base import (
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DamagedCheckpointError,
     get_checkpoint_id,
     thread_config,
 )
@@ -77,8 +80,11 @@ _BlobKey = tuple[str, str, str, int]  # thread_id, checkpoint_ns, channel, versi
 class InMemorySaver(BaseCheckpointSaver):
     """Checkpoints in dictionaries; behaves like LangGraph's `InMemorySaver`."""
 
-    def __init__(self, *, serde: Serializer | None = None) -> None:
+    def __init__(self, *, serde: Serializer | None = None, full_values: bool = False) -> None:
+        """`full_values=True` stores every value whole: no append deltas, no references
+        (slower on long lists; the fuzz tests use it as the oracle of the shortcuts)."""
         self.serde = serde or default_serializer
+        self.full_values = full_values
         self._codec = _Codec(self.serde)
         # thread_id -> checkpoint_ns -> checkpoint_id -> saved
         self.storage: dict[str, dict[str, dict[str, _Saved]]] = {}
@@ -152,12 +158,25 @@ class InMemorySaver(BaseCheckpointSaver):
         for cid, thread_id, ns in sorted(keys, reverse=True):
             if limit is not None and len(found) >= limit:
                 break
-            item = self._tuple(thread_id, ns, cid, self.storage[thread_id][ns][cid])
+            try:
+                item = self._tuple(thread_id, ns, cid, self.storage[thread_id][ns][cid])
+            except DamagedCheckpointError as error:
+                skipped(error)
+                continue
             if matches_filter(item.metadata, filter):
                 found.append(item)
         return found
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
+        """The stored checkpoint decoded; `DamagedCheckpointError` if its record cannot be."""
+        try:
+            return self._decode(thread_id, ns, checkpoint_id, saved)
+        except Exception as error:
+            raise damaged(thread_id, ns, checkpoint_id, error) from error
+
+    def _decode(
+        self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved
+    ) -> CheckpointTuple:
         loads = self._codec.loads
         checkpoint = loads(saved.checkpoint)
         values = checkpoint["channel_values"] = self._load_blobs(
@@ -180,7 +199,9 @@ class InMemorySaver(BaseCheckpointSaver):
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
         blobs = self.blobs
         return resolve(
-            versions.items(), lambda ch, v: blobs.get((thread_id, ns, ch, v)), self._codec.loads
+            versions.items(),
+            lambda ch, v: blobs.get((thread_id, ns, ch, v), MISSING),
+            self._codec.loads,
         )
 
     # --- writes -------------------------------------------------------------------------------
@@ -195,10 +216,13 @@ class InMemorySaver(BaseCheckpointSaver):
         """Store the checkpoint and the values of the channels in `new_versions` only."""
         conf = config["configurable"]
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
-        lineage = self._lineage.channels(thread_id, ns)
-        data = serialize_put(self._codec, checkpoint, metadata, new_versions, lineage)
-        saved = _Saved(data.checkpoint, data.metadata, conf.get("checkpoint_id"))
+        parent_id = conf.get("checkpoint_id")
+        lineage = None if self.full_values else self._lineage.channels(thread_id, ns)
+        data = serialize_put(self._codec, checkpoint, metadata, new_versions, lineage, parent_id)
+        saved = _Saved(data.checkpoint, data.metadata, parent_id)
         with self._lock:
+            if lineage is not None and lineage.dead:  # deleted, pruned or copied meanwhile
+                data = serialize_put(self._codec, checkpoint, metadata, new_versions)
             for ch, v, blob in data.blobs:
                 self.blobs[(thread_id, ns, ch, v)] = blob
             self.storage.setdefault(thread_id, {}).setdefault(ns, {})[checkpoint["id"]] = saved
@@ -215,7 +239,7 @@ class InMemorySaver(BaseCheckpointSaver):
         write; regular ones keep the first, so a retried save is idempotent."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        lineage = self._lineage.peek(key[0], key[1])
+        lineage = None if self.full_values else self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self._codec, writes, lineage, key[2])
         with self._lock:
             stored = self.writes.setdefault(key, {})
@@ -275,6 +299,7 @@ class InMemorySaver(BaseCheckpointSaver):
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy all namespaces, checkpoints, blobs and writes (stored bytes are immutable)."""
         with self._lock:
+            self._lineage.forget(target_thread_id)
             source = self.storage.get(source_thread_id, {})
             target = self.storage.setdefault(target_thread_id, {})
             for ns, saved in source.items():

@@ -130,9 +130,13 @@ class PostgresSaver(QueuedSaver):
         serde: Serializer | None = None,
         pool_size: int = 4,
         prepared_statements: bool = True,
+        full_values: bool = False,
     ) -> None:
+        """`full_values=True` stores every value whole, as `SqliteSaver`'s (issue 16)."""
         self.url = url
         self.serde = serde or default_serializer
+        self.full_values = full_values
+        self._order = threading.Lock()
         self._backend = _Backend(url, self.serde, pool_size, prepared_statements)
         self._writer = self._backend.writer
         self._reader = self._backend.reader

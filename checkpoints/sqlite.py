@@ -28,10 +28,10 @@ import aiosqlite
 
 from . import _sqlite_tasks as tasks
 from ._common import prune_cutoff, serialize_put, serialize_writes
-from ._deltas import Lineage
+from ._deltas import Lineage, Stored
 from ._loop_thread import LoopThread
 from ._sqlite_probe import Probe
-from ._sqlite_reader import PAGE, Reader
+from ._sqlite_reader import PAGE, Reader, readable
 from ._sqlite_schema import migrate
 from ._sqlite_wal import aenable_wal
 from ._sqlite_wal_copy import INLINE_PAGES, WAL_SIZE_LIMIT, WalCopier
@@ -168,6 +168,12 @@ class QueuedSaver(BaseCheckpointSaver):
     _loop_thread: LoopThread
     _lineage: Lineage
     _tasks: Any = tasks
+    # `full_values=True`: every value stored whole, no deltas or references (issue 16)
+    full_values: bool = False
+    # Orders a put's lineage check with its hand-over, against a maintenance change that
+    # forgets the thread's lineage and hands itself over (issue 16: no delta may be queued
+    # after the change that deleted its base). Each back end's constructor sets it.
+    _order: threading.Lock
 
     def __enter__(self) -> Self:
         return self
@@ -234,25 +240,49 @@ class QueuedSaver(BaseCheckpointSaver):
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> tuple[Rows, dict[str, Any]]:
+        full: bool = False,
+    ) -> tuple[Rows, dict[str, Any], Stored | None]:
         conf = config["configurable"]
         thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"]
-        lineage = self._lineage.channels(thread_id, ns)
-        data = serialize_put(self.serde, checkpoint, metadata, new_versions, lineage)
+        parent_id = conf.get("checkpoint_id")
+        lineage = None if full or self.full_values else self._lineage.channels(thread_id, ns)
+        data = serialize_put(self.serde, checkpoint, metadata, new_versions, lineage, parent_id)
         rows = Rows(
-            checkpoints=[
-                (thread_id, ns, cid, conf.get("checkpoint_id"), data.checkpoint, data.metadata)
-            ],
+            checkpoints=[(thread_id, ns, cid, parent_id, data.checkpoint, data.metadata)],
             blobs=[(thread_id, ns, ch, v, blob) for ch, v, blob in data.blobs],
         )
-        return rows, thread_config(thread_id, ns, cid)
+        return rows, thread_config(thread_id, ns, cid), lineage
+
+    def _hand_over_put(
+        self,
+        args: tuple[dict[str, Any], Checkpoint, CheckpointMetadata, ChannelVersions],
+        future: concurrent.futures.Future[None] | None = None,
+    ) -> dict[str, Any]:
+        """Serialize a put and queue it; redone in full if its thread's data was deleted,
+        pruned or copied over in between."""
+        rows, new_config, lineage = self._put_rows(*args)
+        with self._order:
+            if lineage is not None and lineage.dead:
+                rows = self._put_rows(*args, full=True)[0]
+            self._writer.submit(Job(rows, None, future))
+        return new_config
+
+    def _forget_and_commit(
+        self, thread_ids: Sequence[str], task: Task
+    ) -> concurrent.futures.Future[None]:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        with self._order:
+            for thread_id in thread_ids:
+                self._lineage.forget(thread_id)
+            self._writer.submit(Job(None, task, future))
+        return future
 
     def _write_rows(
         self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, path: str
     ) -> Rows:
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id)
-        lineage = self._lineage.peek(key[0], key[1])
+        lineage = None if self.full_values else self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self.serde, writes, lineage, key[2])
         return Rows(writes=[(*key, idx, ch, value, path) for idx, ch, value in rows])
 
@@ -265,8 +295,9 @@ class QueuedSaver(BaseCheckpointSaver):
     ) -> dict[str, Any]:
         """Store the checkpoint and its changed channels in one transaction; returns once
         committed."""
-        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
-        self._commit(rows)
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        new_config = self._hand_over_put((config, checkpoint, metadata, new_versions), future)
+        future.result()
         return new_config
 
     async def aput(
@@ -276,8 +307,9 @@ class QueuedSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
-        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
-        await self._acommit(rows)
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        new_config = self._hand_over_put((config, checkpoint, metadata, new_versions), future)
+        await asyncio.wrap_future(future)
         return new_config
 
     def put_nowait(
@@ -293,9 +325,7 @@ class QueuedSaver(BaseCheckpointSaver):
         then it waits for them to commit, which bounds memory and what a crash can lose. Safe on
         an event loop (the commit runs on the saver's own). `flush` makes it durable.
         """
-        rows, new_config = self._put_rows(config, checkpoint, metadata, new_versions)
-        self._writer.submit(Job(rows))
-        return new_config
+        return self._hand_over_put((config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -330,38 +360,30 @@ class QueuedSaver(BaseCheckpointSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread."""
-        self._lineage.forget(thread_id)
-        self._commit(task=functools.partial(self._tasks.delete_thread, thread_id=thread_id))
+        task = functools.partial(self._tasks.delete_thread, thread_id=thread_id)
+        self._forget_and_commit([thread_id], task).result()
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self._lineage.forget(thread_id)
-        await self._acommit(
-            task=functools.partial(self._tasks.delete_thread, thread_id=thread_id)
-        )
+        task = functools.partial(self._tasks.delete_thread, thread_id=thread_id)
+        await asyncio.wrap_future(self._forget_and_commit([thread_id], task))
 
     def delete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
         """Delete these checkpoints (every namespace) and their writes in one transaction."""
-        self._lineage.forget(thread_id)
-        self._commit(task=functools.partial(
-            self._tasks.delete_checkpoints,
-            thread_id=thread_id,
-            checkpoint_ids=list(checkpoint_ids),
-        ))
+        task = self._delete_task(thread_id, checkpoint_ids)
+        self._forget_and_commit([thread_id], task).result()
 
     async def adelete_checkpoints(self, thread_id: str, checkpoint_ids: Sequence[str]) -> None:
-        self._lineage.forget(thread_id)
-        await self._acommit(task=functools.partial(
-            self._tasks.delete_checkpoints,
-            thread_id=thread_id,
-            checkpoint_ids=list(checkpoint_ids),
-        ))
+        task = self._delete_task(thread_id, checkpoint_ids)
+        await asyncio.wrap_future(self._forget_and_commit([thread_id], task))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy all namespaces, checkpoints, blobs and writes to another thread id."""
-        self._commit(task=self._copy_task(source_thread_id, target_thread_id))
+        task = self._copy_task(source_thread_id, target_thread_id)
+        self._forget_and_commit([target_thread_id], task).result()
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._acommit(task=self._copy_task(source_thread_id, target_thread_id))
+        task = self._copy_task(source_thread_id, target_thread_id)
+        await asyncio.wrap_future(self._forget_and_commit([target_thread_id], task))
 
     def prune(
         self,
@@ -377,7 +399,8 @@ class QueuedSaver(BaseCheckpointSaver):
         `older_than_seconds` also any checkpoint younger than that. "delete": delete the threads
         (with `older_than_seconds`, only those whose newest checkpoint is older than that).
         """
-        self._commit(task=self._prune_task(thread_ids, strategy, keep_last, older_than_seconds))
+        task = self._prune_task(thread_ids, strategy, keep_last, older_than_seconds)
+        self._forget_and_commit(thread_ids, task).result()
 
     async def aprune(
         self,
@@ -387,9 +410,8 @@ class QueuedSaver(BaseCheckpointSaver):
         keep_last: int = 1,
         older_than_seconds: float | None = None,
     ) -> None:
-        await self._acommit(
-            task=self._prune_task(thread_ids, strategy, keep_last, older_than_seconds)
-        )
+        task = self._prune_task(thread_ids, strategy, keep_last, older_than_seconds)
+        await asyncio.wrap_future(self._forget_and_commit(thread_ids, task))
 
     def _prune_task(
         self,
@@ -398,16 +420,13 @@ class QueuedSaver(BaseCheckpointSaver):
         keep_last: int,
         older_than_seconds: float | None,
     ) -> Task:
-        cutoff = prune_cutoff(older_than_seconds)
-        for thread_id in thread_ids:
-            self._lineage.forget(thread_id)
         return functools.partial(
             self._tasks.prune,
             serde=self.serde,
             thread_ids=list(thread_ids),
             strategy=strategy,
             keep_last=keep_last,
-            cutoff=cutoff,
+            cutoff=prune_cutoff(older_than_seconds),
         )
 
     # --- reads ----------------------------------------------------------------------------------
@@ -435,7 +454,7 @@ class QueuedSaver(BaseCheckpointSaver):
         run, reader = self._loop_thread.run, self._reader
         found = run(reader.select(config, filter, before, limit))
         for start in range(0, len(found), PAGE):
-            yield from run(reader.hydrate(found[start : start + PAGE]))
+            yield from readable(run(reader.hydrate(found[start : start + PAGE])))
 
     async def alist(
         self,
@@ -448,11 +467,16 @@ class QueuedSaver(BaseCheckpointSaver):
         arun, reader = self._loop_thread.arun, self._reader
         found = await arun(reader.select(config, filter, before, limit))
         for start in range(0, len(found), PAGE):
-            for item in await arun(reader.hydrate(found[start : start + PAGE])):
+            for item in readable(await arun(reader.hydrate(found[start : start + PAGE]))):
                 yield item
 
     def _copy_task(self, source: str, target: str) -> Task:
         return functools.partial(self._tasks.copy_thread, source=source, target=target)
+
+    def _delete_task(self, thread_id: str, checkpoint_ids: Sequence[str]) -> Task:
+        return functools.partial(
+            self._tasks.delete_checkpoints, thread_id=thread_id, checkpoint_ids=list(checkpoint_ids)
+        )
 
 
 class SqliteSaver(QueuedSaver):
@@ -468,9 +492,15 @@ class SqliteSaver(QueuedSaver):
         *,
         serde: Serializer | None = None,
         busy_timeout: float = 5.0,
+        full_values: bool = False,
     ) -> None:
+        """`full_values=True` stores every value whole: no append deltas, no references
+        (slower on long lists; the fuzz tests use it as the oracle of the shortcuts). Files
+        written either way read the same."""
         self.path = os.fspath(path)
         self.serde = serde or default_serializer
+        self.full_values = full_values
+        self._order = threading.Lock()
         self._backend = _Backend(self.path, busy_timeout, self.serde)
         self._writer = self._backend.writer
         self._reader = self._backend.reader

@@ -21,7 +21,7 @@ from starlette.middleware import Middleware
 from .. import studio
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
-from .errors import exception_handlers
+from .errors import LastResort, exception_handlers
 from .http_options import enabled_routes, finish_app, front_middleware
 from .queue import RunQueue
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
@@ -53,7 +53,12 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await state.close()
 
-    middleware = [Middleware(ApiKeyMiddleware, api_keys=settings.api_keys)]
+    # LastResort first (outermost): an unexpected error anywhere inside answers a JSON 500 and
+    # keeps the connection (issue 16).
+    middleware = [
+        Middleware(LastResort),
+        Middleware(ApiKeyMiddleware, api_keys=settings.api_keys),
+    ]
     if settings.auth is not None:
         check_auth(settings.auth)  # now, not at the first request
         middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))

@@ -2,6 +2,10 @@
 
 Route handlers raise these; `exception_handlers` turns every error into a JSON body with a
 `detail`, never a traceback (SPEC §3: 400/404/409/422, unknown route 404, wrong method 405).
+
+The table's catch-all (`Exception`) is applied by `LastResort`, the outermost middleware, and
+not by Starlette's own server-error middleware: that one re-raises after answering, so uvicorn
+logged the traceback a second time and closed the client's keep-alive connection (issue 16).
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ import msgspec
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from checkpoints import DamagedCheckpointError
 
 __all__ = [
     "BadRequest",
     "Conflict",
+    "LastResort",
     "NotFound",
     "ServerError",
     "UnprocessableEntity",
@@ -72,6 +80,13 @@ async def _validation_error(request: Request, exc: Exception) -> Response:
     return _json(422, str(exc))
 
 
+async def _damaged(request: Request, exc: Exception) -> Response:
+    """A stored checkpoint that cannot be read (edited by hand): the message names the thread
+    and checkpoint, for whoever repairs the file; no traceback, it is not a bug of ours."""
+    logger.error("%s %s: %s", request.method, request.url.path, exc)
+    return _json(500, str(exc))
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     logger.exception("Unhandled error on %s %s", request.method, request.url.path)
     return _json(500, "Internal server error")
@@ -82,5 +97,37 @@ exception_handlers: dict[Any, Any] = {
     HTTPException: _http_error,
     msgspec.ValidationError: _validation_error,
     msgspec.DecodeError: _validation_error,
+    DamagedCheckpointError: _damaged,
     Exception: _unexpected,
 }
+
+
+class LastResort:
+    """Answers an exception no other handler took with the table's catch-all, and ends the
+    request normally, so the server neither logs it again nor closes the connection.
+
+    A response that has already begun (a stream) cannot turn into a 500: the error is raised
+    on, and the server ends the connection, the only way left to say the body is incomplete.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:
+                raise
+            response = await exception_handlers[Exception](Request(scope, receive), exc)
+            await response(scope, receive, send)

@@ -153,9 +153,11 @@ class Mutating(TypedDict):
     n: int
 
 
-def test_a_reducer_that_mutates_its_list_in_place_is_stored_in_full(
+def test_a_reducer_that_mutates_its_list_in_place_reads_back(
     saver: BaseCheckpointSaver,
 ) -> None:
+    """The stored object grows under the saver: a delta builds on the snapshot taken when it
+    was stored (issue 16), so every checkpoint reads back the list it had."""
     def add(state: Mutating) -> dict:
         return {"items": [state["n"]], "n": state["n"] + 1}
 
@@ -167,12 +169,11 @@ def test_a_reducer_that_mutates_its_list_in_place_is_stored_in_full(
     config = {"configurable": {"thread_id": "t"}}
     result = graph.invoke({"items": [], "n": 0}, config)
 
-    blobs = stored_blobs(saver, "items")
-    assert len(blobs) > 5
-    assert not any(map(is_delta, blobs))
     # LangGraph 1.2.22 gives the same doubled list (the reducer also sees the node's write twice).
     assert result["items"] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
-    assert graph.get_state(config).values["items"] == result["items"]
+    history = [s.values for s in graph.get_state_history(config)][:-1]  # the input's: empty
+    assert [len(v["items"]) for v in history] == [2 * v["n"] for v in history]
+    assert all(v["items"] == result["items"][: 2 * v["n"]] for v in history)
 
 
 def test_a_replaced_item_is_stored_in_full(saver: BaseCheckpointSaver) -> None:
@@ -192,18 +193,17 @@ def test_a_replaced_item_is_stored_in_full(saver: BaseCheckpointSaver) -> None:
     assert latest.checkpoint["channel_values"]["m"] == replaced
 
 
-def test_a_list_mutated_after_it_was_stored_is_not_used_as_a_base(
+def test_a_list_mutated_after_it_was_stored_keeps_its_stored_value(
     saver: BaseCheckpointSaver,
 ) -> None:
     values = [1, 2]
     config = put(saver, thread_config("t"), {"m": values}, {"m": 1})
     values.append(99)  # user code appends to the stored object itself
+    values[0] = 7  # and replaces an item: the snapshot taken at put time does not change
     put(saver, config, {"m": [*values, 3]}, {"m": 2})
 
-    assert not any(map(is_delta, stored_blobs(saver, "m")))
-    latest = saver.get_tuple(thread_config("t"))
-    assert latest is not None
-    assert latest.checkpoint["channel_values"]["m"] == [1, 2, 99, 3]
+    history = [t.checkpoint["channel_values"]["m"] for t in saver.list(thread_config("t"))]
+    assert history == [[7, 2, 99, 3], [1, 2]]
 
 
 def test_prune_keeps_the_versions_a_kept_delta_builds_on(saver: BaseCheckpointSaver) -> None:
@@ -420,14 +420,17 @@ def test_a_resumed_step_replays_a_referenced_write(tmp_path: Path) -> None:
     assert result == {"items": expected_items, "copy": [*expected_items, "tail"], "answer": "yes"}
 
 
-def test_a_list_mutated_in_the_node_is_written_in_full(saver: BaseCheckpointSaver) -> None:
+def test_a_list_mutated_in_the_node_is_written_as_it_was_returned(
+    saver: BaseCheckpointSaver,
+) -> None:
     class Plain(TypedDict):
         items: list
         out: list
 
     def grow(state: Plain) -> dict:
         items = state["items"]
-        items.append(len(items))  # mutates the stored object itself: no reference to it
+        items.append(len(items))  # mutates the stored object itself
+        items[0] = 9
         return {"out": items}
 
     builder = StateGraph(Plain)
@@ -437,9 +440,9 @@ def test_a_list_mutated_in_the_node_is_written_in_full(saver: BaseCheckpointSave
     config = {"configurable": {"thread_id": "t"}}
     graph.invoke({"items": [10, 11], "out": []}, config)
 
-    assert not any(map(is_delta, stored_writes(saver, "out")))
     first = list(saver.list(thread_config("t")))[-2]  # the checkpoint `grow` ran from
-    assert [v for _, ch, v in first.pending_writes if ch == "out"] == [[10, 11, 2]]
+    assert first.checkpoint["channel_values"]["items"] == [10, 11]
+    assert [v for _, ch, v in first.pending_writes if ch == "out"] == [[9, 11, 2]]
 
 
 def test_prune_keeps_what_the_latest_checkpoints_references_build_on(

@@ -165,7 +165,7 @@ def test_a_commit_wakes_its_waiter_from_the_connection_thread(tmp_path: Path) ->
         checkpoint = {"v": 4, "id": "1f0", "ts": "2026-01-01T00:00:00+00:00",
                       "channel_values": {"x": 1}, "channel_versions": {"x": 1},
                       "versions_seen": {}}
-        rows, _ = saver._put_rows(config, checkpoint, {"step": 0}, {"x": 1})
+        rows, _, _ = saver._put_rows(config, checkpoint, {"step": 0}, {"x": 1})
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         woken_on: list[str] = []
         done.add_done_callback(lambda _f: woken_on.append(threading.current_thread().name))

@@ -1332,3 +1332,48 @@ def config_metadata_in_events_and_checkpoints(lib: Any) -> list[Any]:
          sorted((k, v) for k, v in c.metadata.items() if k != "parents"))
         for c in saver.list(cfg("t1"))))
     return t.items
+
+
+# --- time travel through a subgraph that rewrites a list (issue 16) ------------------------------
+
+
+class Trail(TypedDict, total=False):
+    trail: list
+    note: str
+
+
+def _trail_graph(lib: Any) -> Any:
+    def step(label: int) -> Callable[[Trail], dict[str, Any]]:
+        def node(s: Trail) -> dict[str, Any]:
+            return {"trail": s.get("trail", []) + [label]}
+
+        return node
+
+    inner = lib.StateGraph(Trail)
+    inner.add_node("a", step(2))
+    inner.add_node("b", step(3))
+    inner.add_edge(lib.START, "a")
+    inner.add_edge("a", "b")
+    b = lib.StateGraph(Trail)
+    b.add_node("first", step(1))
+    b.add_node("inner", inner.compile())
+    b.add_node("last", step(4))
+    b.add_edge(lib.START, "first")
+    b.add_edge("first", "inner")
+    b.add_edge("inner", "last")
+    return b.compile(checkpointer=lib.InMemorySaver())
+
+
+@scenario
+def fork_through_a_subgraph_rewriting_a_list(lib: Any) -> list[Any]:
+    """first -> inner(a -> b) -> last, each returning `trail + [x]`: fork every checkpoint of
+    the history with update_state, run on, read the whole history back (issue 16)."""
+    t = Transcript()
+    g = _trail_graph(lib)
+    t.call("invoke", g.invoke, {"trail": []}, cfg("1"))
+    for back in range(1, 5):
+        old = list(g.get_state_history(cfg("1")))[back]
+        forked = t.call(f"update_{back}", g.update_state, old.config, {"note": f"n{back}"})
+        t.call(f"run_{back}", g.invoke, None, forked)
+        t.add(f"history_{back}", _history(g, cfg("1")))
+    return t.items
