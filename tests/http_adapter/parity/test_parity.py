@@ -1,7 +1,7 @@
 """Replay every parity scenario against `graphrun dev`; compare with `langgraph dev`'s snapshot.
 
 The snapshots in __snapshots__/ were recorded from `langgraph dev` by
-`python -m tests.http_adapter.parity.record` (see __snapshots__/README.md). With
+`python -m tests.http_adapter.parity.record` (see SNAPSHOTS.md beside it). With
 $PARITY_REFERENCE_URL set (the recorder sets it) the same tests run against that server instead.
 Issue 18.
 """
