@@ -288,7 +288,8 @@ class Run:
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:
-            raise EmptyInputError("Cannot resume or update a thread that has no checkpoint")
+            self._begin_fresh_command(command)
+            return
         self._mark_resuming()
         resume = command.resume
         if resume is not None:
@@ -308,6 +309,20 @@ class Run:
             null.writes = writes
             updated = apply_writes(self.channels, self.versions, [null], [], self.dirty)
             self.updated = sorted(set(self.updated or ()) | set(updated))
+
+    def _begin_fresh_command(self, command: Command) -> None:
+        """A Command on a thread without checkpoints starts it, as LangGraph does (issue 18).
+
+        Its update is applied first, then the Command is the START node's input: START applies
+        the update again (a reducer sees it twice, as in LangGraph) and its goto runs alongside
+        START's own edges.
+        """
+        writes = self.plan.command_writes(Command(update=command.update))
+        if writes:
+            null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
+            null.writes = writes
+            apply_writes(self.channels, self.versions, [null], [], self.dirty)
+        self._begin_input(command)
 
     # -- steps ----------------------------------------------------------------------------------
 

@@ -53,7 +53,10 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
     plan = run.plan
-    if task.name == START:
+    if task.name == START and isinstance(output, Command):  # a fresh thread's Command (issue 18)
+        writes = [(k, v) for k, v in output.update_items() if k in plan.input_keys]
+        writes.extend(_command(run, Command(goto=output.goto)))
+    elif task.name == START:
         writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
     elif task.node.writer is not None:  # functional API (issue 17)
         return task.node.writer(output)

@@ -565,6 +565,34 @@ def more_step_order(lib: Any) -> list[Any]:
     return t.items
 
 
+# --- a Command on a thread without checkpoints (issue 18) --------------------------------------
+
+
+class CountState(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+@scenario
+def more_fresh_thread_command(lib: Any) -> list[Any]:
+    """`Command(update, goto)` on a new thread starts it: the update is applied (twice through a
+    reducer: before the input checkpoint and by START), the goto runs with START's edge."""
+    t = Transcript()
+    b = lib.StateGraph(CountState)
+    for name in "abc":
+        b.add_node(name, lambda s, name=name: {"log": [name], "x": s["x"] + 1})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    b.add_edge("b", "c")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    command = lib.Command(update={"x": 9, "log": ["z"]}, goto="c")
+    t.stream("stream", g, command, cfg("1"), stream_mode=["values", "checkpoints"])
+    t.state("state", g, cfg("1"))
+    t.call("history", lambda: [(h.metadata, h.values, h.next)
+                               for h in g.get_state_history(cfg("1"))])
+    return t.items
+
+
 # --- get_graph() ----------------------------------------------------------------------------------
 
 

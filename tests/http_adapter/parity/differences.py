@@ -245,8 +245,6 @@ EXPECTED_FAILURES: dict[str, str] = {
                            "stops at the next step boundary and saves the node's step; the "
                            "reference discards the cancelled step",
     "multitask_interrupt": "as runs_cancel_no_wait: the interrupted run's in-flight step is saved",
-    "runs_command_update_goto": "engine: Command(update, goto) on a thread without checkpoints "
-                                "raises EmptyInputError; LangGraph runs it from START",
     "stream_events_chat": "events mode: graphrun's on_chain_* events do not yet reproduce "
                           "LangChain's runnable tree (router runs, seq:step tags, run ids)",
     "stream_events_router": "as stream_events_chat",
