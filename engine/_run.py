@@ -158,6 +158,10 @@ class Run:
         metadata = dict(self.meta)
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
+        # the run's own id and name name the graph's run only, not the runs a node starts
+        # (LangChain's patch_config drops them; issue 18: a model's events have their own id)
+        out.pop("run_id", None)
+        out.pop("run_name", None)
         if self.lc_callbacks:
             from ._messages import langchain_callbacks
 

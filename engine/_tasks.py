@@ -165,9 +165,14 @@ def _call_sync(run: Run, task: Task) -> None:
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             close_children(scope, False)
         task.writes = _writes_of(run, task, output)
-        for branch in task.node.branches:
+        for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch)
-            task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
+            events = run.events
+            run_id = events.router_start(task, index, state) if events is not None else None
+            result = branch.router.call(state, scope)
+            if events is not None:
+                events.router_end(task, index, run_id, state, result)
+            task.writes.extend(_route_writes(run, branch, result))
     finally:
         if scope.children is not None:
             close_children(scope, True)
@@ -255,12 +260,16 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
-        for branch in task.node.branches:
+        for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch)
+            events = run.events
+            run_id = events.router_start(task, index, state) if events is not None else None
             if branch.router.is_async:
                 result = await branch.router.acall(state, scope)
             else:
                 result = branch.router.call(state, scope)
+            if events is not None:
+                events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
     finally:
         if scope.children is not None:

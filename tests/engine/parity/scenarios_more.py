@@ -593,6 +593,32 @@ def more_fresh_thread_command(lib: Any) -> list[Any]:
     return t.items
 
 
+# --- routers in events (issue 18) ----------------------------------------------------------------
+
+
+@scenario
+def more_router_events(lib: Any) -> list[Any]:
+    """astream_events v2 shows each conditional-edge router as a chain run inside its node, after
+    the node's edge writes (`seq:step:N`), with the node's metadata, its local state and route."""
+    def route(state: CountState) -> str:
+        return "left" if state["x"] % 2 else "right"
+
+    b = lib.StateGraph(CountState)
+    for name in ("start", "left", "right"):
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "start")
+    b.add_edge("start", "left")
+    b.add_conditional_edges("start", route, ["left", "right"])
+    b.add_conditional_edges("start", lambda s: lib.END)
+    graph = b.compile()
+    t = Transcript()
+    t.call("events", lambda: [
+        (e["event"], e["name"], e["tags"], e["metadata"], e["data"], e["run_id"], e["parent_ids"])
+        for e in asyncio.run(_collect(graph.astream_events({"x": 1, "log": []}, version="v2")))
+    ])
+    return t.items
+
+
 # --- get_graph() ----------------------------------------------------------------------------------
 
 

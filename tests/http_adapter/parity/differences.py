@@ -245,9 +245,6 @@ EXPECTED_FAILURES: dict[str, str] = {
                            "stops at the next step boundary and saves the node's step; the "
                            "reference discards the cancelled step",
     "multitask_interrupt": "as runs_cancel_no_wait: the interrupted run's in-flight step is saved",
-    "stream_events_chat": "events mode: graphrun's on_chain_* events do not yet reproduce "
-                          "LangChain's runnable tree (router runs, seq:step tags, run ids)",
-    "stream_events_router": "as stream_events_chat",
     "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver also stores "
                                     "the parent task's langgraph_* keys and checkpoint_map in "
                                     "them; graphrun skips those, as LangGraph's library savers do",
