@@ -34,6 +34,8 @@ from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
+    import threading
+
     from ._pregel import CompiledStateGraph
 
 __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
@@ -73,6 +75,9 @@ class Run:
         self.sink = sink
         self.parent = parent
         self.parent_task = parent_task
+        # set when the consumer of a sync root run in a worker thread stops (issue 18): a task
+        # still running then is discarded, as LangGraph discards a cancelled step's tasks
+        self.stop_event: threading.Event | None = None
         self.root: Run = parent.root if parent is not None else self
         self.checkpointer = checkpointer
         self.cache = graph.cache if graph.cache is not None or parent is None else parent.cache
@@ -429,6 +434,13 @@ class Run:
     def interrupted_values(self, interrupts: Any) -> Any:
         """The `values` chunk of an interrupted run: the state plus `__interrupt__`."""
         return {**self.values(), "__interrupt__": interrupts}
+
+    def task_cancelled(self, task: Task) -> None:
+        """A task that finished after its run was cancelled: saved as cancelled, as LangGraph
+        saves a cancelled task's `CancelledError` (issue 18); nothing streams, no one listens."""
+        import asyncio
+
+        self._put_writes(task, [(ERROR, _describe(asyncio.CancelledError()))])
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error

@@ -203,7 +203,16 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
     return _delay(policy, attempt)
 
 
+def _stopped(run: Run) -> bool:
+    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped."""
+    stop = run.stop_event
+    return stop is not None and stop.is_set()
+
+
 def _done(run: Run, task: Task) -> None:
+    if _stopped(run):  # finished after the cancel: its writes are not saved (issue 18)
+        run.task_cancelled(task)
+        return
     run.cache_writes(task)
     run.task_finished(task)
 
@@ -442,8 +451,14 @@ def _raise_failure(tasks: list[Task]) -> None:
 # -- drivers --------------------------------------------------------------------------------------
 
 
-def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
-    """Run to completion; yields after anything that may have produced stream chunks."""
+def drive_sync(
+    run: Run, value: Any, saved: Any, live: bool, stop: threading.Event | None = None,
+) -> Iterator[None]:
+    """Run to completion; yields after anything that may have produced stream chunks.
+
+    Once `stop` is set, a step still running is discarded: tasks that finish after it save
+    nothing and the step is not applied; finished steps (and tasks) stay saved."""
+    run.stop_event = stop
     run.restore(saved)
     run.begin(value)
     flush_sync(run)
@@ -464,6 +479,9 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
                     yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
+            if _stopped(run) and not all(t.done for t in tasks):
+                run.status = "cancelled"
+                return
             _raise_failure(tasks)
             run.finish_step(tasks)
             flush_sync(run)

@@ -9,7 +9,9 @@ different time (`LAG` apart): every call starts before any finishes, and they fi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
+import threading
 import time
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -617,6 +619,53 @@ def more_router_events(lib: Any) -> list[Any]:
         for e in asyncio.run(_collect(graph.astream_events({"x": 1, "log": []}, version="v2")))
     ])
     return t.items
+
+
+# --- a cancelled run of sync nodes (issue 18) ------------------------------------------------------
+
+
+@scenario
+def more_cancel_sync_step(lib: Any) -> list[Any]:
+    """astream of sync nodes cancelled while one task of a step runs: finished steps and the
+    step's finished sibling stay saved; the task still running saves a cancellation, not its
+    writes, and the step is not applied."""
+    fast_done, release = threading.Event(), threading.Event()
+
+    def a(state: LogState) -> dict[str, Any]:
+        return {"log": ["a"]}
+
+    def fast(state: LogState) -> dict[str, Any]:
+        fast_done.set()
+        return {"log": ["fast"]}
+
+    def slow(state: LogState) -> dict[str, Any]:
+        release.wait(10)
+        return {"log": ["slow"]}
+
+    b = lib.StateGraph(LogState)
+    for name, fn in (("a", a), ("fast", fast), ("slow", slow)):
+        b.add_node(name, fn)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "fast")
+    b.add_edge("a", "slow")
+    b.add_edge("slow", "a")
+    graph = b.compile(checkpointer=lib.InMemorySaver())
+
+    async def cancelled() -> None:
+        consumer = asyncio.ensure_future(_collect(graph.astream({"log": []}, cfg("1"))))
+        while not fast_done.is_set():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # fast's writes are handed over
+        consumer.cancel()
+        threading.Timer(0.3, release.set).start()  # slow finishes after the cancel
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer
+        await asyncio.sleep(0.1)
+
+    asyncio.run(cancelled())
+    state = graph.get_state(cfg("1"))
+    return [state.values, state.next, state.metadata["step"],
+            [(t.name, t.result, t.error is not None) for t in state.tasks]]
 
 
 # --- get_graph() ----------------------------------------------------------------------------------

@@ -241,10 +241,6 @@ EVERYWHERE = Difference(
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
 EXPECTED_FAILURES: dict[str, str] = {
-    "runs_cancel_no_wait": "a cancel while a sync node runs: the sync run (in a worker thread) "
-                           "stops at the next step boundary and saves the node's step; the "
-                           "reference discards the cancelled step",
-    "multitask_interrupt": "as runs_cancel_no_wait: the interrupted run's in-flight step is saved",
     "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver also stores "
                                     "the parent task's langgraph_* keys and checkpoint_map in "
                                     "them; graphrun skips those, as LangGraph's library savers do",
