@@ -163,7 +163,7 @@ class Events:
 
 
 def _router_name(fn: Any) -> str:
-    """A router's run name: a Runnable's own, a function's, "Unnamed" for a lambda (as LangChain)."""
+    """A router's run name: a Runnable's own, a function's, "Unnamed" for a lambda (LangChain)."""
     get_name = getattr(fn, "get_name", None)
     if callable(get_name):
         return str(get_name())

@@ -673,12 +673,22 @@ class Run:
             base = parent_config or {
                 "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
             }
+            if self.parent is not None:
+                base = self._nested_put_config(base)
             self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
         self.checkpoint_config = config
         self.owns_checkpoint = True
         self.saved_metadata = metadata
         if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)
+
+    def _nested_put_config(self, base: dict[str, Any]) -> dict[str, Any]:
+        """A subgraph's saver sees its parent task's config as under LangGraph: the ancestors'
+        `checkpoint_map` and the task's metadata (library savers ignore both; the agent server's
+        stores them in the checkpoint's metadata, issue 18)."""
+        conf = self.config.get("configurable") or {}
+        configurable = {**base["configurable"], "checkpoint_map": conf.get("checkpoint_map") or {}}
+        return {"configurable": configurable, "metadata": self.config.get("metadata") or {}}
 
     def _wants_checkpoint_events(self) -> bool:
         modes = self.sink.modes

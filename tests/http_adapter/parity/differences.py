@@ -241,10 +241,6 @@ EVERYWHERE = Difference(
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
 EXPECTED_FAILURES: dict[str, str] = {
-    "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver also stores "
-                                    "the parent task's langgraph_* keys and checkpoint_map in "
-                                    "them; graphrun skips those, as LangGraph's library savers do",
-    "threads_state_subgraphs": "as stream_interrupt_in_subgraph",
     "threads_copy": "a copy's checkpoints keep the source's metadata; the reference adds the "
                     "thread's metadata and the new thread id (needs a saver copy that rewrites)",
 }
