@@ -12,6 +12,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from .types import START
+
 if TYPE_CHECKING:
     from ._run import Run
     from ._step import Task
@@ -112,6 +114,31 @@ class Events:
             self._push(self._event("on_chain_stream", self.name, self.run_id, self.tags,
                                    self.metadata, {"chunk": {task.name: output}}, []))
 
+    def router_start(self, task: Task, index: int, state: Any) -> str | None:
+        """A conditional edge's router runs as a chain inside its node (LangChain's runnable
+        sequence: the node function, its state write, each edge write, then each router), so
+        it has its own run and a `seq:step` tag (issue 18). The run's id, None for START's."""
+        if task.name == START:  # START's task has no events of its own
+            return None
+        tags, metadata, parents = self._node(task)
+        step = 3 + len(task.node.edge_writes) + index
+        run_id = str(uuid.uuid4())
+        name = _router_name(task.node.branches[index].router.fn)
+        self._push(self._event("on_chain_start", name, run_id, [*self.tags, f"seq:step:{step}"],
+                               metadata, {"input": state}, [*parents, self.node_run_id(task)]))
+        return run_id
+
+    def router_end(self, task: Task, index: int, run_id: str | None, state: Any,
+                   output: Any) -> None:
+        if run_id is None:
+            return
+        tags, metadata, parents = self._node(task)
+        step = 3 + len(task.node.edge_writes) + index
+        name = _router_name(task.node.branches[index].router.fn)
+        self._push(self._event("on_chain_end", name, run_id, [*self.tags, f"seq:step:{step}"],
+                               metadata, {"output": output, "input": state},
+                               [*parents, self.node_run_id(task)]))
+
     def node_replayed(self, task: Task) -> None:
         """A task replayed from pending writes does not run: only the graph streams its update
         (marked cached, as in `updates`), as LangGraph (issue 17)."""
@@ -133,6 +160,15 @@ class Events:
         the LangChain bridge, nested under the node's task and the runs it runs in."""
         parents = [*self.parents, self.run_id, self.node_run_id(task), *ancestors]
         self._push(self._event(kind, name, run_id, tags, metadata, data, parents))
+
+
+def _router_name(fn: Any) -> str:
+    """A router's run name: a Runnable's own, a function's, "Unnamed" for a lambda (LangChain)."""
+    get_name = getattr(fn, "get_name", None)
+    if callable(get_name):
+        return str(get_name())
+    name = getattr(fn, "__name__", None)
+    return name if name and name != "<lambda>" else "Unnamed"
 
 
 def _input(task: Task) -> Any:

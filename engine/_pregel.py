@@ -255,7 +255,7 @@ class CompiledStateGraph:
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
             fork = self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
-        driver = drive_sync(run, value, saved, live and run.parent is None)
+        driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
         for _ in driver:
             if first:

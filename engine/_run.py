@@ -34,6 +34,8 @@ from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
+    import threading
+
     from ._pregel import CompiledStateGraph
 
 __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
@@ -73,6 +75,9 @@ class Run:
         self.sink = sink
         self.parent = parent
         self.parent_task = parent_task
+        # set when the consumer of a sync root run in a worker thread stops (issue 18): a task
+        # still running then is discarded, as LangGraph discards a cancelled step's tasks
+        self.stop_event: threading.Event | None = None
         self.root: Run = parent.root if parent is not None else self
         self.checkpointer = checkpointer
         self.cache = graph.cache if graph.cache is not None or parent is None else parent.cache
@@ -158,6 +163,10 @@ class Run:
         metadata = dict(self.meta)
         metadata.update(self.task_metadata(task))
         out = {**config, "configurable": conf, "metadata": metadata}
+        # the run's own id and name name the graph's run only, not the runs a node starts
+        # (LangChain's patch_config drops them; issue 18: a model's events have their own id)
+        out.pop("run_id", None)
+        out.pop("run_name", None)
         if self.lc_callbacks:
             from ._messages import langchain_callbacks
 
@@ -288,7 +297,8 @@ class Run:
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:
-            raise EmptyInputError("Cannot resume or update a thread that has no checkpoint")
+            self._begin_fresh_command(command)
+            return
         self._mark_resuming()
         resume = command.resume
         if resume is not None:
@@ -308,6 +318,20 @@ class Run:
             null.writes = writes
             updated = apply_writes(self.channels, self.versions, [null], [], self.dirty)
             self.updated = sorted(set(self.updated or ()) | set(updated))
+
+    def _begin_fresh_command(self, command: Command) -> None:
+        """A Command on a thread without checkpoints starts it, as LangGraph does (issue 18).
+
+        Its update is applied first, then the Command is the START node's input: START applies
+        the update again (a reducer sees it twice, as in LangGraph) and its goto runs alongside
+        START's own edges.
+        """
+        writes = self.plan.command_writes(Command(update=command.update))
+        if writes:
+            null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
+            null.writes = writes
+            apply_writes(self.channels, self.versions, [null], [], self.dirty)
+        self._begin_input(command)
 
     # -- steps ----------------------------------------------------------------------------------
 
@@ -410,6 +434,13 @@ class Run:
     def interrupted_values(self, interrupts: Any) -> Any:
         """The `values` chunk of an interrupted run: the state plus `__interrupt__`."""
         return {**self.values(), "__interrupt__": interrupts}
+
+    def task_cancelled(self, task: Task) -> None:
+        """A task that finished after its run was cancelled: saved as cancelled, as LangGraph
+        saves a cancelled task's `CancelledError` (issue 18); nothing streams, no one listens."""
+        import asyncio
+
+        self._put_writes(task, [(ERROR, _describe(asyncio.CancelledError()))])
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
@@ -642,12 +673,22 @@ class Run:
             base = parent_config or {
                 "configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}
             }
+            if self.parent is not None:
+                base = self._nested_put_config(base)
             self.outbox.append(("put", (base, checkpoint, metadata, new_versions)))
         self.checkpoint_config = config
         self.owns_checkpoint = True
         self.saved_metadata = metadata
         if self.checkpoint_events:
             self._emit_checkpoint(config, parent_config, metadata, self.step)
+
+    def _nested_put_config(self, base: dict[str, Any]) -> dict[str, Any]:
+        """A subgraph's saver sees its parent task's config as under LangGraph: the ancestors'
+        `checkpoint_map` and the task's metadata (library savers ignore both; the agent server's
+        stores them in the checkpoint's metadata, issue 18)."""
+        conf = self.config.get("configurable") or {}
+        configurable = {**base["configurable"], "checkpoint_map": conf.get("checkpoint_map") or {}}
+        return {"configurable": configurable, "metadata": self.config.get("metadata") or {}}
 
     def _wants_checkpoint_events(self) -> bool:
         modes = self.sink.modes

@@ -53,7 +53,10 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
     plan = run.plan
-    if task.name == START:
+    if task.name == START and isinstance(output, Command):  # a fresh thread's Command (issue 18)
+        writes = [(k, v) for k, v in output.update_items() if k in plan.input_keys]
+        writes.extend(_command(run, Command(goto=output.goto)))
+    elif task.name == START:
         writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
     elif task.node.writer is not None:  # functional API (issue 17)
         return task.node.writer(output)
@@ -162,9 +165,14 @@ def _call_sync(run: Run, task: Task) -> None:
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             close_children(scope, False)
         task.writes = _writes_of(run, task, output)
-        for branch in task.node.branches:
+        for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch)
-            task.writes.extend(_route_writes(run, branch, branch.router.call(state, scope)))
+            events = run.events
+            run_id = events.router_start(task, index, state) if events is not None else None
+            result = branch.router.call(state, scope)
+            if events is not None:
+                events.router_end(task, index, run_id, state, result)
+            task.writes.extend(_route_writes(run, branch, result))
     finally:
         if scope.children is not None:
             close_children(scope, True)
@@ -195,7 +203,16 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
     return _delay(policy, attempt)
 
 
+def _stopped(run: Run) -> bool:
+    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped."""
+    stop = run.stop_event
+    return stop is not None and stop.is_set()
+
+
 def _done(run: Run, task: Task) -> None:
+    if _stopped(run):  # finished after the cancel: its writes are not saved (issue 18)
+        run.task_cancelled(task)
+        return
     run.cache_writes(task)
     run.task_finished(task)
 
@@ -252,12 +269,16 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
-        for branch in task.node.branches:
+        for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch)
+            events = run.events
+            run_id = events.router_start(task, index, state) if events is not None else None
             if branch.router.is_async:
                 result = await branch.router.acall(state, scope)
             else:
                 result = branch.router.call(state, scope)
+            if events is not None:
+                events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
     finally:
         if scope.children is not None:
@@ -430,8 +451,14 @@ def _raise_failure(tasks: list[Task]) -> None:
 # -- drivers --------------------------------------------------------------------------------------
 
 
-def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
-    """Run to completion; yields after anything that may have produced stream chunks."""
+def drive_sync(
+    run: Run, value: Any, saved: Any, live: bool, stop: threading.Event | None = None,
+) -> Iterator[None]:
+    """Run to completion; yields after anything that may have produced stream chunks.
+
+    Once `stop` is set, a step still running is discarded: tasks that finish after it save
+    nothing and the step is not applied; finished steps (and tasks) stay saved."""
+    run.stop_event = stop
     run.restore(saved)
     run.begin(value)
     flush_sync(run)
@@ -452,6 +479,9 @@ def drive_sync(run: Run, value: Any, saved: Any, live: bool) -> Iterator[None]:
                     yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
+            if _stopped(run) and not all(t.done for t in tasks):
+                run.status = "cancelled"
+                return
             _raise_failure(tasks)
             run.finish_step(tasks)
             flush_sync(run)

@@ -217,6 +217,8 @@ def wire_events(
             if accumulator is None:
                 return [(event_name("messages", ns), dumps([message_json(message), meta]))]
             return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
+        if mode == "events" and chunk["event"] == "on_chain_stream" and not chunk["parent_ids"]:
+            return []  # the root run's chunks feed the other modes; the server never sends them
         if mode == "debug" and chunk.get("type") == "checkpoint":
             chunk = {**chunk, "payload": _debug_checkpoint(chunk["payload"])}
         return [(event_name(mode, ns), dumps(chunk))]

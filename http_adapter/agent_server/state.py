@@ -8,13 +8,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from checkpoints import InMemorySaver, SqliteSaver
 from engine import CompiledStateGraph
 
 from .._graph_spec import NotAGraph, compile_graph
 from .broker import Broker
 from .errors import NotFound, UnprocessableEntity
 from .records import Records, now
+from .saver import server_saver
 from .schemas import Assistant
 from .settings import Settings
 from .store_options import make_store
@@ -38,7 +38,7 @@ class ServerState:
         if path is not None and settings.data_dir is not None:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.records = Records(path)
-        self.saver: Any = SqliteSaver(path) if path else InMemorySaver()
+        self.saver: Any = server_saver(path)
         self.store: Any = make_store(settings)  # langgraph.json `store` (issue 18)
         self._graphs: dict[str, CompiledStateGraph] = {}
         self._stateless: dict[str, CompiledStateGraph] = {}

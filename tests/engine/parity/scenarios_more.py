@@ -9,7 +9,9 @@ different time (`LAG` apart): every call starts before any finishes, and they fi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
+import threading
 import time
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -563,6 +565,107 @@ def more_step_order(lib: Any) -> list[Any]:
     t.call("paused", paused.invoke, {"log": []}, cfg("2"))
     t.state("paused_state", paused, cfg("2"))
     return t.items
+
+
+# --- a Command on a thread without checkpoints (issue 18) --------------------------------------
+
+
+class CountState(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+@scenario
+def more_fresh_thread_command(lib: Any) -> list[Any]:
+    """`Command(update, goto)` on a new thread starts it: the update is applied (twice through a
+    reducer: before the input checkpoint and by START), the goto runs with START's edge."""
+    t = Transcript()
+    b = lib.StateGraph(CountState)
+    for name in "abc":
+        b.add_node(name, lambda s, name=name: {"log": [name], "x": s["x"] + 1})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    b.add_edge("b", "c")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    command = lib.Command(update={"x": 9, "log": ["z"]}, goto="c")
+    t.stream("stream", g, command, cfg("1"), stream_mode=["values", "checkpoints"])
+    t.state("state", g, cfg("1"))
+    t.call("history", lambda: [(h.metadata, h.values, h.next)
+                               for h in g.get_state_history(cfg("1"))])
+    return t.items
+
+
+# --- routers in events (issue 18) ----------------------------------------------------------------
+
+
+@scenario
+def more_router_events(lib: Any) -> list[Any]:
+    """astream_events v2 shows each conditional-edge router as a chain run inside its node, after
+    the node's edge writes (`seq:step:N`), with the node's metadata, its local state and route."""
+    def route(state: CountState) -> str:
+        return "left" if state["x"] % 2 else "right"
+
+    b = lib.StateGraph(CountState)
+    for name in ("start", "left", "right"):
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "start")
+    b.add_edge("start", "left")
+    b.add_conditional_edges("start", route, ["left", "right"])
+    b.add_conditional_edges("start", lambda s: lib.END)
+    graph = b.compile()
+    t = Transcript()
+    t.call("events", lambda: [
+        (e["event"], e["name"], e["tags"], e["metadata"], e["data"], e["run_id"], e["parent_ids"])
+        for e in asyncio.run(_collect(graph.astream_events({"x": 1, "log": []}, version="v2")))
+    ])
+    return t.items
+
+
+# --- a cancelled run of sync nodes (issue 18) ------------------------------------------------------
+
+
+@scenario
+def more_cancel_sync_step(lib: Any) -> list[Any]:
+    """astream of sync nodes cancelled while one task of a step runs: finished steps and the
+    step's finished sibling stay saved; the task still running saves a cancellation, not its
+    writes, and the step is not applied."""
+    fast_done, release = threading.Event(), threading.Event()
+
+    def a(state: LogState) -> dict[str, Any]:
+        return {"log": ["a"]}
+
+    def fast(state: LogState) -> dict[str, Any]:
+        fast_done.set()
+        return {"log": ["fast"]}
+
+    def slow(state: LogState) -> dict[str, Any]:
+        release.wait(10)
+        return {"log": ["slow"]}
+
+    b = lib.StateGraph(LogState)
+    for name, fn in (("a", a), ("fast", fast), ("slow", slow)):
+        b.add_node(name, fn)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "fast")
+    b.add_edge("a", "slow")
+    b.add_edge("slow", "a")
+    graph = b.compile(checkpointer=lib.InMemorySaver())
+
+    async def cancelled() -> None:
+        consumer = asyncio.ensure_future(_collect(graph.astream({"log": []}, cfg("1"))))
+        while not fast_done.is_set():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # fast's writes are handed over
+        consumer.cancel()
+        threading.Timer(0.3, release.set).start()  # slow finishes after the cancel
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer
+        await asyncio.sleep(0.1)
+
+    asyncio.run(cancelled())
+    state = graph.get_state(cfg("1"))
+    return [state.values, state.next, state.metadata["step"],
+            [(t.name, t.result, t.error is not None) for t in state.tasks]]
 
 
 # --- get_graph() ----------------------------------------------------------------------------------

@@ -241,19 +241,6 @@ EVERYWHERE = Difference(
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
 EXPECTED_FAILURES: dict[str, str] = {
-    "runs_cancel_no_wait": "a cancel while a sync node runs: the sync run (in a worker thread) "
-                           "stops at the next step boundary and saves the node's step; the "
-                           "reference discards the cancelled step",
-    "multitask_interrupt": "as runs_cancel_no_wait: the interrupted run's in-flight step is saved",
-    "runs_command_update_goto": "engine: Command(update, goto) on a thread without checkpoints "
-                                "raises EmptyInputError; LangGraph runs it from START",
-    "stream_events_chat": "events mode: graphrun's on_chain_* events do not yet reproduce "
-                          "LangChain's runnable tree (router runs, seq:step tags, run ids)",
-    "stream_events_router": "as stream_events_chat",
-    "stream_interrupt_in_subgraph": "subgraph checkpoints: the reference's saver also stores "
-                                    "the parent task's langgraph_* keys and checkpoint_map in "
-                                    "them; graphrun skips those, as LangGraph's library savers do",
-    "threads_state_subgraphs": "as stream_interrupt_in_subgraph",
     "threads_copy": "a copy's checkpoints keep the source's metadata; the reference adds the "
                     "thread's metadata and the new thread id (needs a saver copy that rewrites)",
 }
