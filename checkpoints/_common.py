@@ -26,8 +26,10 @@ _encode_plain = msgspec.msgpack.Encoder().encode
 
 __all__ = [
     "SerializedPut",
+    "by_namespace",
     "checkpoints_to_drop",
     "damaged",
+    "kept_versions",
     "matches_filter",
     "prune_cutoff",
     "serialize_put",
@@ -190,24 +192,54 @@ def _timestamp(ts: str) -> float:
     return datetime.fromisoformat(ts).timestamp()
 
 
-def checkpoints_to_drop(
-    stamps: Mapping[str, str], keep_last: int, cutoff: float | None
-) -> list[str]:
-    """Ids of one namespace's checkpoints that "keep_latest" pruning removes.
+def by_namespace(
+    serde: Serializer, rows: Iterable[Sequence[Any]]
+) -> dict[str, dict[str, Checkpoint]]:
+    """A thread's stored (namespace, id, checkpoint) rows decoded and grouped as `prune` reads
+    them, so the SQL back ends share one reading."""
+    namespaces: dict[str, dict[str, Checkpoint]] = {}
+    for ns, cid, blob in rows:
+        namespaces.setdefault(ns, {})[cid] = serde.loads(blob)
+    return namespaces
 
-    `stamps` maps checkpoint id to its ``ts``. The newest `keep_last` (at least one) always stay;
-    with a cutoff, so does every checkpoint made after it.
+
+def checkpoints_to_drop(
+    checkpoints: Mapping[str, Checkpoint], keep_last: int, cutoff: float | None
+) -> list[str]:
+    """Ids of one namespace's checkpoints (id to checkpoint) that "keep_latest" pruning removes.
+
+    The newest `keep_last` (at least one) always stay; with a cutoff, so does every checkpoint
+    made after it.
     """
+    stamps = {cid: c["ts"] for cid, c in checkpoints.items()}
     older = sorted(stamps, reverse=True)[max(keep_last, 1) :]
     if cutoff is None:
         return older
     return [cid for cid in older if _timestamp(stamps[cid]) < cutoff]
 
 
-def thread_is_idle(stamps: Iterable[str], cutoff: float | None) -> bool:
-    """Whether "delete" pruning removes a thread: always without a cutoff, else when its newest
-    checkpoint is older than the cutoff."""
-    return cutoff is None or all(_timestamp(ts) < cutoff for ts in stamps)
+def kept_versions(
+    checkpoints: Mapping[str, Checkpoint], drop: Iterable[str]
+) -> set[tuple[str, Any]]:
+    """The (channel, version) pairs the checkpoints that pruning keeps name; deltas' bases are
+    added by `_deltas.closure`."""
+    dropped = set(drop)
+    return {
+        (ch, v)
+        for cid, c in checkpoints.items()
+        if cid not in dropped
+        for ch, v in c["channel_versions"].items()
+    }
+
+
+def thread_is_idle(
+    namespaces: Mapping[str, Mapping[str, Checkpoint]], cutoff: float | None
+) -> bool:
+    """Whether "delete" pruning removes a thread (its checkpoints per namespace): always without
+    a cutoff, else when its newest checkpoint is older than the cutoff."""
+    return cutoff is None or all(
+        _timestamp(c["ts"]) < cutoff for cps in namespaces.values() for c in cps.values()
+    )
 
 
 def damaged(

@@ -12,20 +12,13 @@ from typing import Any
 
 import asyncpg
 
-from ._common import matches_filter
 from ._postgres_writer import LOST
-from ._sqlite_reader import Found, Reader, readable
+from ._sqlite_reader import Reader
 from ._sqlite_writer import Writer
-from .base import CheckpointTuple, get_checkpoint_id
 from .serde import Serializer
 
 __all__ = ["PgReader"]
 
-_SELECT = (
-    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
-    "FROM checkpoints"
-)
-_NEWEST_FIRST = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
 _BLOBS = (
     "SELECT channel, version, value FROM checkpoint_blobs WHERE thread_id = $1 AND "
     "checkpoint_ns = $2 AND (channel, version) IN "
@@ -53,34 +46,8 @@ class PgReader(Reader):
             await self._pool.expire_connections()  # the others were likely dropped too
             return await self._pool.fetch(sql, *args)
 
-    async def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        await self._settle()
-        conf = config["configurable"]
-        params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
-        sql = _SELECT + " WHERE thread_id = $1 AND checkpoint_ns = $2"
-        if checkpoint_id := get_checkpoint_id(config):
-            sql += " AND checkpoint_id = $3"
-            params.append(checkpoint_id)
-        rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
-        return await self.read_one(tuple(rows[0])) if rows else None
-
-    async def select(
-        self,
-        config: dict[str, Any] | None,
-        filter: dict[str, Any] | None,
-        before: dict[str, Any] | None,
-        limit: int | None,
-    ) -> list[Found]:
-        await self._settle()
-        where, params = _where(config, before)
-        sql = _SELECT + where + _NEWEST_FIRST
-        if limit is not None and not filter:
-            params.append(limit)
-            sql += f" LIMIT ${len(params)}"
-        rows = await self._fetch(sql, *params)
-        found = [f for f in readable(self._found(tuple(row)) for row in rows)
-                 if matches_filter(f.metadata, filter)]
-        return found if limit is None else found[:limit]
+    def _mark(self, n: int) -> str:
+        return f"${n}"  # `get_tuple` and `select` are the SQLite reader's, with these
 
     async def _query_blobs(
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
@@ -98,20 +65,3 @@ class PgReader(Reader):
         for cid, task_id, ch, value in await self._fetch(_WRITES, thread_id, ns, ids):
             loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
         return loaded
-
-
-def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:
-    """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
-    conf = config["configurable"] if config else {}
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, value in (
-        ("thread_id =", conf.get("thread_id")),
-        ("checkpoint_ns =", conf.get("checkpoint_ns")),
-        ("checkpoint_id =", conf.get("checkpoint_id")),
-        ("checkpoint_id <", get_checkpoint_id(before) if before else None),
-    ):
-        if value is not None:
-            params.append(value)
-            clauses.append(f"{column} ${len(params)}")
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

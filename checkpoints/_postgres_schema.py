@@ -19,7 +19,7 @@ from typing import Any
 
 import asyncpg
 
-from ._schema_versions import SchemaError
+from ._schema_versions import SchemaError, refuse_newer
 
 __all__ = ["LOCK_KEY", "MIN_SERVER", "SAVER_COMPONENT", "SAVER_MIGRATIONS", "connect_options", "migrate"]
 
@@ -96,11 +96,7 @@ async def migrate(
         )
         found = 0 if found is None else int(found)
         known = len(migrations)
-        if found > known:
-            raise SchemaError(
-                f"the database has schema version {found} for {component!r}; this graphrun "
-                f"knows up to {known}. Upgrade graphrun to open it."
-            )
+        refuse_newer(found, known, component, "the database")
         for step in migrations[found:]:
             for sql in step:
                 await conn.execute(sql)

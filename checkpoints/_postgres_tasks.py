@@ -11,7 +11,7 @@ from typing import Literal
 
 import asyncpg
 
-from ._common import checkpoints_to_drop, thread_is_idle
+from ._common import by_namespace, checkpoints_to_drop, kept_versions, thread_is_idle
 from ._deltas import closure
 from .base import Checkpoint
 from .serde import Serializer
@@ -79,12 +79,9 @@ async def prune(
             "WHERE thread_id = $1 FOR UPDATE",
             thread_id,
         )
-        namespaces: dict[str, dict[str, Checkpoint]] = {}
-        for ns, cid, blob in rows:
-            namespaces.setdefault(ns, {})[cid] = serde.loads(blob)
+        namespaces = by_namespace(serde, rows)
         if strategy == "delete":
-            stamps = [c["ts"] for cps in namespaces.values() for c in cps.values()]
-            if thread_is_idle(stamps, cutoff):
+            if thread_is_idle(namespaces, cutoff):
                 await delete_thread(conn, thread_id)
             continue
         for ns, checkpoints in namespaces.items():
@@ -99,7 +96,7 @@ async def _prune_namespace(
     keep_last: int,
     cutoff: float | None,
 ) -> None:
-    drop = checkpoints_to_drop({cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff)
+    drop = checkpoints_to_drop(checkpoints, keep_last, cutoff)
     if not drop:
         return
     for table in ("checkpoints", "checkpoint_writes"):
@@ -110,13 +107,7 @@ async def _prune_namespace(
             ns,
             drop,
         )
-    dropped = set(drop)
-    referenced = {
-        (ch, str(v))
-        for cid, c in checkpoints.items()
-        if cid not in dropped
-        for ch, v in c["channel_versions"].items()
-    }
+    referenced = {(ch, str(v)) for ch, v in kept_versions(checkpoints, drop)}
     # Deltas (blobs starting 0xC1) keep the versions they build on.
     deltas = {
         (ch, v): value

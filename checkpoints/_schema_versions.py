@@ -53,7 +53,15 @@ from typing import Any, NamedTuple
 
 import aiosqlite
 
-__all__ = ["TABLE", "AsyncMigration", "Migration", "SchemaError", "amigrate", "migrate"]
+__all__ = [
+    "TABLE",
+    "AsyncMigration",
+    "Migration",
+    "SchemaError",
+    "amigrate",
+    "migrate",
+    "refuse_newer",
+]
 
 TABLE = "graphrun_schema"
 
@@ -141,11 +149,7 @@ def _plan(component: str, migrations: Sequence[Any], legacy_table: str | None) -
     else:
         found = yield from _legacy_version(component, legacy_table)
     known = len(migrations)
-    if found > known:
-        raise SchemaError(
-            f"the file has schema version {found} for {component!r}; this graphrun knows up to "
-            f"{known}. Upgrade graphrun to open it."
-        )
+    refuse_newer(found, known, component, "the file")
     for step in migrations[found:]:
         if isinstance(step, str):
             yield _Query(step)
@@ -161,6 +165,16 @@ def _plan(component: str, migrations: Sequence[Any], legacy_table: str | None) -
             (component, known),
         )
     return found
+
+
+def refuse_newer(found: int, known: int, component: str, holder: str) -> None:
+    """A build never opens a schema newer than it knows: `holder` ("the file", "the database")
+    says where version `found` of `component` was read."""
+    if found > known:
+        raise SchemaError(
+            f"{holder} has schema version {found} for {component!r}; this graphrun knows up to "
+            f"{known}. Upgrade graphrun to open it."
+        )
 
 
 def _legacy_version(component: str, legacy_table: str | None) -> _Plan:

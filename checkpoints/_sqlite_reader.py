@@ -61,16 +61,23 @@ class Reader:
         if self._writer.pending():
             await asyncio.wrap_future(self._writer.barrier())
 
+    def _mark(self, n: int) -> str:
+        """The SQL placeholder of the n-th (1-based) parameter; PostgreSQL's are numbered."""
+        return "?"
+
+    async def _fetch(self, sql: str, *args: Any) -> list[Any]:
+        return list(await self._conn.execute_fetchall(sql, args))
+
     async def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """The checkpoint named by the config, or the newest of its thread and namespace."""
         await self._settle()
         conf = config["configurable"]
         params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
-        sql = _SELECT + " WHERE thread_id = ? AND checkpoint_ns = ?"
+        sql = _SELECT + f" WHERE thread_id = {self._mark(1)} AND checkpoint_ns = {self._mark(2)}"
         if checkpoint_id := get_checkpoint_id(config):
-            sql += " AND checkpoint_id = ?"
+            sql += f" AND checkpoint_id = {self._mark(3)}"
             params.append(checkpoint_id)
-        rows = await self._conn.execute_fetchall(sql + _NEWEST_FIRST + " LIMIT 1", params)
+        rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
         return await self.read_one(rows[0]) if rows else None
 
     async def read_one(self, row: Any) -> CheckpointTuple:
@@ -92,14 +99,32 @@ class Reader:
     ) -> list[Found]:
         """The rows `list` yields, newest first; metadata filters are applied here."""
         await self._settle()
-        where, params = _where(config, before)
+        where, params = self._where(config, before)
         sql = _SELECT + where + _NEWEST_FIRST
         if limit is not None and not filter:
-            sql += " LIMIT ?"
             params.append(limit)
-        rows = await self._conn.execute_fetchall(sql, params)
+            sql += f" LIMIT {self._mark(len(params))}"
+        rows = await self._fetch(sql, *params)
         found = [f for f in readable(map(self._found, rows)) if matches_filter(f.metadata, filter)]
         return found if limit is None else found[:limit]
+
+    def _where(
+        self, config: dict[str, Any] | None, before: dict[str, Any] | None
+    ) -> tuple[str, list[Any]]:
+        """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
+        conf = config["configurable"] if config else {}
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("thread_id =", conf.get("thread_id")),
+            ("checkpoint_ns =", conf.get("checkpoint_ns")),
+            ("checkpoint_id =", conf.get("checkpoint_id")),
+            ("checkpoint_id <", get_checkpoint_id(before) if before else None),
+        ):
+            if value is not None:
+                params.append(value)
+                clauses.append(f"{column} {self._mark(len(params))}")
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
     def _found(self, row: Any) -> Found | DamagedCheckpointError:
         thread_id, ns, cid, parent_id, checkpoint, metadata = row
@@ -248,20 +273,3 @@ def _needs(blob: bytes, channel: str) -> list[tuple[str, Any]]:
         return [(ch, v) for ch, v in needs_of(blob, channel) if hash(v) is not None]
     except Exception:
         return []
-
-
-def _where(config: dict[str, Any] | None, before: dict[str, Any] | None) -> tuple[str, list[Any]]:
-    """The WHERE clause of `list`: thread, namespace and checkpoint id when given."""
-    conf = config["configurable"] if config else {}
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, value in (
-        ("thread_id = ?", conf.get("thread_id")),
-        ("checkpoint_ns = ?", conf.get("checkpoint_ns")),
-        ("checkpoint_id = ?", conf.get("checkpoint_id")),
-        ("checkpoint_id < ?", get_checkpoint_id(before) if before else None),
-    ):
-        if value is not None:
-            clauses.append(column)
-            params.append(value)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params

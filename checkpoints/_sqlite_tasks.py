@@ -7,7 +7,7 @@ from typing import Literal
 
 import aiosqlite
 
-from ._common import checkpoints_to_drop, thread_is_idle
+from ._common import by_namespace, checkpoints_to_drop, kept_versions, thread_is_idle
 from ._deltas import closure
 from .base import Checkpoint
 from .serde import Serializer
@@ -65,12 +65,9 @@ async def prune(
             "SELECT checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ?",
             (thread_id,),
         )
-        namespaces: dict[str, dict[str, Checkpoint]] = {}
-        for ns, cid, blob in rows:
-            namespaces.setdefault(ns, {})[cid] = serde.loads(blob)
+        namespaces = by_namespace(serde, rows)
         if strategy == "delete":
-            stamps = [c["ts"] for cps in namespaces.values() for c in cps.values()]
-            if thread_is_idle(stamps, cutoff):
+            if thread_is_idle(namespaces, cutoff):
                 await delete_thread(conn, thread_id)
             continue
         for ns, checkpoints in namespaces.items():
@@ -85,7 +82,7 @@ async def _prune_namespace(
     keep_last: int,
     cutoff: float | None,
 ) -> None:
-    drop = checkpoints_to_drop({cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff)
+    drop = checkpoints_to_drop(checkpoints, keep_last, cutoff)
     if not drop:
         return
     keys = [(thread_id, ns, cid) for cid in drop]
@@ -94,13 +91,7 @@ async def _prune_namespace(
             f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             keys,
         )
-    dropped = set(drop)
-    referenced = {
-        (ch, v)
-        for cid, c in checkpoints.items()
-        if cid not in dropped
-        for ch, v in c["channel_versions"].items()
-    }
+    referenced = kept_versions(checkpoints, drop)
     # Deltas (blobs starting 0xC1) keep the versions they build on.
     deltas = {
         (ch, v): value

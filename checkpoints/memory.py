@@ -15,6 +15,7 @@ from typing import Any, Literal, NamedTuple
 from ._common import (
     checkpoints_to_drop,
     damaged,
+    kept_versions,
     matches_filter,
     prune_cutoff,
     serialize_put,
@@ -335,8 +336,7 @@ class InMemorySaver(BaseCheckpointSaver):
                     for ns, saved in namespaces.items()
                 }
                 if strategy == "delete":
-                    stamps = [c["ts"] for cps in checkpoints.values() for c in cps.values()]
-                    if thread_is_idle(stamps, cutoff):
+                    if thread_is_idle(checkpoints, cutoff):
                         self.delete_thread(thread_id)
                     continue
                 for ns, cps in checkpoints.items():
@@ -351,17 +351,13 @@ class InMemorySaver(BaseCheckpointSaver):
         cutoff: float | None,
     ) -> None:
         saved = self.storage[thread_id][ns]
-        drop = checkpoints_to_drop(
-            {cid: c["ts"] for cid, c in checkpoints.items()}, keep_last, cutoff
-        )
+        drop = checkpoints_to_drop(checkpoints, keep_last, cutoff)
         if not drop:
             return
         for cid in drop:
             del saved[cid]
             self.writes.pop((thread_id, ns, cid), None)
-        referenced = {
-            (ch, v) for cid in saved for ch, v in checkpoints[cid]["channel_versions"].items()
-        }
+        referenced = kept_versions(checkpoints, drop)
         closure(referenced, lambda ch, v: self.blobs.get((thread_id, ns, ch, v)))
         for key in [k for k in self.blobs if k[:2] == (thread_id, ns) and k[2:] not in referenced]:
             del self.blobs[key]

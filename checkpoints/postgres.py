@@ -22,7 +22,7 @@ from typing import Any
 from ._deltas import Lineage
 from ._loop_thread import LoopThread
 from .serde import Serializer, default_serializer
-from .sqlite import QueuedSaver
+from .sqlite import Backend, QueuedSaver
 
 try:
     import asyncpg
@@ -39,19 +39,17 @@ from ._postgres_writer import PgWriter
 __all__ = ["PostgresSaver"]
 
 
-class _Backend:
+class _Backend(Backend):
     """The loop thread, writer connection, read pool, writer and reader of one saver."""
 
-    probe = None  # SQLite answers "nothing stored" without the loop; not worth it over a network
-    wal_copier = None
+    # No `probe`: SQLite answers "nothing stored" without the loop; not worth it over a network.
 
     def __init__(
         self, url: str, serde: Serializer, pool_size: int, prepared_statements: bool
     ) -> None:
         self.loop_thread = LoopThread(name="graphrun-postgres")
         self.lineage = Lineage()  # see SqliteSaver: forgotten after a failed write
-        self._lock = threading.Lock()
-        self._closed = False
+        self._start_closing()
         options = connect_options(prepared_statements)
         try:
             self.pool, self.writer = self.loop_thread.run(
@@ -60,9 +58,7 @@ class _Backend:
         except BaseException:
             self.loop_thread.stop()
             raise
-        register = getattr(threading, "_register_atexit", None)
-        if register is not None:  # flush what was handed over before the interpreter exits
-            register(self.close)
+        self._close_at_exit()  # flush what was handed over before the interpreter exits
         self.reader = PgReader(self.pool, self.writer, serde)
 
     async def _open(
@@ -83,34 +79,9 @@ class _Backend:
         )
         return pool, writer
 
-    def _begin_close(self) -> bool:
-        with self._lock:
-            first, self._closed = not self._closed, True
-        return first
-
-    async def _shutdown(self) -> None:
-        try:
-            await self.writer.close()
-        finally:
-            await self.pool.close()
-            await self.writer.connection.close()
-        error = self.writer.take_error()
-        if error is not None:
-            raise error
-
-    def close(self) -> None:
-        if self._begin_close():
-            try:
-                self.loop_thread.run(self._shutdown())
-            finally:
-                self.loop_thread.stop()
-
-    async def aclose(self) -> None:
-        if self._begin_close():
-            try:
-                await self.loop_thread.arun(self._shutdown())
-            finally:
-                self.loop_thread.stop()
+    async def _close_connections(self) -> None:
+        await self.pool.close()
+        await self.writer.connection.close()
 
 
 class PostgresSaver(QueuedSaver):

@@ -49,7 +49,64 @@ from .serde import Serializer, default_serializer
 __all__ = ["SqliteSaver"]
 
 
-class _Backend:
+class Backend:
+    """What a `QueuedSaver`'s back end shares: closed once, by `close`, `aclose` or at exit.
+
+    A subclass sets `loop_thread` and `writer`, calls `_start_closing` in its constructor and
+    says in `_close_connections` how its connections close on the loop (issue 19).
+    """
+
+    loop_thread: LoopThread
+    writer: Writer
+    probe: Probe | None = None
+    wal_copier: WalCopier | None = None
+
+    def _start_closing(self) -> None:
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _close_at_exit(self) -> None:
+        register = getattr(threading, "_register_atexit", None)
+        if register is not None:
+            register(self.close)
+
+    def _begin_close(self) -> bool:
+        with self._lock:
+            first, self._closed = not self._closed, True
+        return first
+
+    async def _close_connections(self) -> None:
+        raise NotImplementedError
+
+    async def _shutdown(self) -> None:
+        try:
+            await self.writer.close()
+        finally:
+            await self._close_connections()
+        error = self.writer.take_error()
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        if self._begin_close():
+            if self.probe is not None:
+                self.probe.close()
+            try:
+                self.loop_thread.run(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+    async def aclose(self) -> None:
+        if self._begin_close():
+            if self.probe is not None:
+                self.probe.close()
+            try:
+                await self.loop_thread.arun(self._shutdown())
+            finally:
+                self.loop_thread.stop()
+
+
+class _Backend(Backend):
     """The loop thread, connections, writer and reader of one saver; closed once, also at exit."""
 
     def __init__(self, path: str, busy_timeout: float, serde: Serializer) -> None:
@@ -61,8 +118,7 @@ class _Backend:
         # ":memory:" exists only on the writer's own connection: nothing to probe.
         in_memory = path in ("", ":memory:")
         self.probe = None if in_memory else Probe(path, busy_timeout)
-        self._lock = threading.Lock()
-        self._closed = False
+        self._start_closing()
         try:
             self.conn, self.reader_conn, self.writer = self.loop_thread.run(
                 self._open(path, busy_timeout)
@@ -72,9 +128,7 @@ class _Backend:
             raise
         # aiosqlite's connection threads are not daemons: an unclosed saver would hang the
         # interpreter at exit. This hook runs before those threads are joined, and flushes.
-        register = getattr(threading, "_register_atexit", None)
-        if register is not None:
-            register(self.close)
+        self._close_at_exit()
         self.reader = Reader(self.reader_conn, self.writer, serde)
 
     async def _open(
@@ -100,41 +154,12 @@ class _Backend:
         writer = Writer(conn, self.loop_thread, on_error=self.lineage.clear, on_commit=on_commit)
         return conn, reader, writer
 
-    def _begin_close(self) -> bool:
-        with self._lock:
-            first, self._closed = not self._closed, True
-        return first
-
-    async def _shutdown(self) -> None:
-        try:
-            await self.writer.close()
-        finally:
-            if self.wal_copier is not None:
-                await self.wal_copier.close()
-            if self.reader_conn is not self.conn:
-                await self.reader_conn.close()
-            await self.conn.close()
-        error = self.writer.take_error()
-        if error is not None:
-            raise error
-
-    def close(self) -> None:
-        if self._begin_close():
-            if self.probe is not None:
-                self.probe.close()
-            try:
-                self.loop_thread.run(self._shutdown())
-            finally:
-                self.loop_thread.stop()
-
-    async def aclose(self) -> None:
-        if self._begin_close():
-            if self.probe is not None:
-                self.probe.close()
-            try:
-                await self.loop_thread.arun(self._shutdown())
-            finally:
-                self.loop_thread.stop()
+    async def _close_connections(self) -> None:
+        if self.wal_copier is not None:
+            await self.wal_copier.close()
+        if self.reader_conn is not self.conn:
+            await self.reader_conn.close()
+        await self.conn.close()
 
 
 async def _connect(

@@ -1,4 +1,4 @@
-"""Store semantics over a few row primitives, shared by the memory and SQLite back ends.
+"""Store semantics over a few row primitives, shared by the memory, SQLite and PostgreSQL stores.
 
 Validation, TTL, embedding and ranking live here once (STYLE 7); a back end supplies a
 transaction and reads/writes of `Row`s. `batch` and `abatch` differ only in how they call the
@@ -8,11 +8,11 @@ embedder and in `_offload`, which lets a blocking back end run its transaction o
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio.to_thread
 
@@ -231,6 +231,25 @@ class RowStore(BaseStore):
     async def aclose(self) -> None:
         """Async form of `close`; joining the sweeper thread happens off the event loop."""
         await anyio.to_thread.run_sync(self.close)
+
+
+class OpenedRowStore(RowStore):
+    """A `RowStore` whose constructor opens a database named by one string (a path or a URL):
+    the SQLite and PostgreSQL stores (issue 19)."""
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: IndexConfig | None = None,
+        ttl_config: TTLConfig | None = None,
+    ) -> Iterator[Self]:
+        """LangGraph's constructor spelling: a store closed when the block ends."""
+        open_store: Callable[..., Self] = cls
+        with open_store(conn_string, index=index, ttl_config=ttl_config) as store:
+            yield store
 
 
 def _validated(ops: Iterable[Op]) -> list[Op]:

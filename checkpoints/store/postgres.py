@@ -37,7 +37,7 @@ from .._postgres_schema import connect_options, migrate
 from .._postgres_writer import LOST
 from ._core import Row
 from ._embed import Vector, from_blob, to_blob
-from ._rowstore import RowStore
+from ._rowstore import OpenedRowStore
 from .base import IndexConfig, TTLConfig
 
 __all__ = ["PostgresStore"]
@@ -94,7 +94,7 @@ def _row(record: Any) -> Row:
     return Row(tuple(prefix.split(".")), key, raw, created_at, updated_at, expires_at, ttl_minutes)
 
 
-class PostgresStore(RowStore):
+class PostgresStore(OpenedRowStore):
     """A persistent store in PostgreSQL, with TTL and optional semantic search.
 
     Safe to share between threads and event loops, and between processes on one database.
@@ -121,19 +121,6 @@ class PostgresStore(RowStore):
         except BaseException:
             self.close()
             raise
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str,
-        *,
-        index: IndexConfig | None = None,
-        ttl_config: TTLConfig | None = None,
-    ) -> Iterator[PostgresStore]:
-        """LangGraph's constructor spelling: a store closed when the block ends."""
-        with cls(conn_string, index=index, ttl_config=ttl_config) as store:
-            yield store
 
     def setup(self) -> None:
         """Create or upgrade the schema; idempotent, and run by the constructor."""

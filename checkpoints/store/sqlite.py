@@ -30,7 +30,7 @@ from .._schema_versions import migrate
 from .._sqlite_wal import enable_wal
 from ._core import Row
 from ._embed import Vector, from_blob, to_blob
-from ._rowstore import RowStore
+from ._rowstore import OpenedRowStore
 from .base import IndexConfig, TTLConfig
 
 __all__ = ["SqliteStore"]
@@ -101,7 +101,7 @@ def _connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
     return conn
 
 
-class SqliteStore(RowStore):
+class SqliteStore(OpenedRowStore):
     """A persistent store in a SQLite file, with TTL and optional semantic search.
 
     Safe to share between threads and event loops; several processes may open the same file
@@ -126,19 +126,6 @@ class SqliteStore(RowStore):
         except BaseException:
             self.close()
             raise
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str,
-        *,
-        index: IndexConfig | None = None,
-        ttl_config: TTLConfig | None = None,
-    ) -> Iterator[SqliteStore]:
-        """LangGraph's constructor spelling: a store closed when the block ends."""
-        with cls(conn_string, index=index, ttl_config=ttl_config) as store:
-            yield store
 
     def setup(self) -> None:
         """Create or upgrade the schema; idempotent, and run by the constructor."""
