@@ -734,7 +734,9 @@ TEAM_CASES = [
 
 
 @pytest.mark.parametrize(("saver", "subgraphs", "mode"), TEAM_CASES)
-def test_subgraph_parallel_sync_nodes_stream_whole_run(saver: bool, subgraphs: bool, mode: str) -> None:
+def test_subgraph_parallel_sync_nodes_stream_whole_run(
+    saver: bool, subgraphs: bool, mode: str
+) -> None:
     # a subgraph's parallel step took the root's live queue: the stream ended (or hung with a
     # saver) once its first task finished (issue 17)
     app, kwargs = _team_args(saver, subgraphs, mode)

@@ -663,7 +663,7 @@ def more_get_graph(lib: Any) -> list[Any]:
     return t.items
 
 
-# --- a subgraph's parallel sync nodes under live stream modes --------------------------------------
+# --- a subgraph's parallel sync nodes under live stream modes ---------------------------------
 
 
 def _team_graph(lib: Any, checkpointer: Any = None) -> Any:
