@@ -537,7 +537,11 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     With a checkpointer every task runs in the pool, so each task's writes are saved the moment
     it finishes even while a slow sibling still runs.
     """
-    events: queue.SimpleQueue[Any] = run.sink.events or queue.SimpleQueue()
+    # The root's live stream queue also wakes it for chunks; it is the root driver's alone. A
+    # subgraph sharing the sink waits on its own queue: its tasks' completions on the root's
+    # were taken by the root's step as its own, which ended the stream early (issue 17).
+    shared = run.sink.events if live else None
+    events: queue.SimpleQueue[Any] = shared if shared is not None else queue.SimpleQueue()
     pool = _pool()
     ordered = sorted(tasks, key=_start_order)
     inline = None if live or run.checkpointer is not None else ordered.pop(0)

@@ -671,3 +671,95 @@ async def test_breaking_out_of_an_async_stream() -> None:
     await stream.aclose()
     assert (await app.aget_state(CFG)).values == {"x": 2, "log": ["a"]}
     assert await app.ainvoke(None, CFG) == {"x": 20, "log": ["a", "b"]}
+
+
+def _team(checkpointer: Any = None) -> Any:
+    """`team` is a subgraph running two sync nodes in parallel (one 10x slower), then `after`."""
+
+    def node(name: str, delay: float) -> Any:
+        def run(s: S) -> dict:
+            time.sleep(delay)
+            get_stream_writer()({"done": name})
+            return {"log": [name]}
+
+        return run
+
+    inner = StateGraph(S)
+    inner.add_node("quick", node("quick", 0.02))
+    inner.add_node("long", node("long", 0.2))
+    inner.add_edge(START, "quick")
+    inner.add_edge(START, "long")
+    outer = StateGraph(S)
+    outer.add_node("team", inner.compile())
+    outer.add_node("after", lambda s: {"log": ["after"]})
+    outer.add_edge(START, "team")
+    outer.add_edge("team", "after")
+    return outer.compile(checkpointer=checkpointer)
+
+
+def _check_team(items: list[Any], subgraphs: bool, mode: str) -> None:
+    """The whole run streamed: the subgraph's both nodes, its update, then `after`'s."""
+    outer = [(k, v["log"]) for ns, m, c in items if not ns and m == "updates" for k, v in c.items()]
+    assert outer == [("team", ["long", "quick"]), ("after", ["after"])]
+    inner = sorted(next(iter(chunk)) for ns, m, chunk in items if ns and m == "updates")
+    assert inner == (["long", "quick"] if subgraphs else [])
+    custom = sorted(chunk["done"] for ns, m, chunk in items if m == "custom")
+    assert custom == (["long", "quick"] if subgraphs and mode == "custom" else [])
+
+
+def _team_args(saver: bool, subgraphs: bool, mode: str) -> tuple[Any, dict[str, Any]]:
+    app = _team(InMemorySaver() if saver else None)
+    kwargs = {"stream_mode": ["updates", mode], "subgraphs": subgraphs, "config": _cfg("team")}
+    return app, kwargs
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _check_team_run(app: Any, items: list[Any], saver: bool, subgraphs: bool, mode: str) -> None:
+    if not subgraphs:  # the root's chunks only, as `subgraphs=False` shows them
+        items = [item for item in items if not item[0]]
+    _check_team(items, subgraphs, mode)
+    if saver:
+        assert app.get_state(_cfg("team")).values["log"] == ["long", "quick", "after"]
+
+
+TEAM_CASES = [
+    (saver, subgraphs, mode)
+    for saver in (False, True)
+    for subgraphs in (False, True)
+    for mode in ("custom", "messages")
+]
+
+
+@pytest.mark.parametrize(("saver", "subgraphs", "mode"), TEAM_CASES)
+def test_subgraph_parallel_sync_nodes_stream_whole_run(
+    saver: bool, subgraphs: bool, mode: str
+) -> None:
+    # a subgraph's parallel step took the root's live queue: the stream ended (or hung with a
+    # saver) once its first task finished (issue 17)
+    app, kwargs = _team_args(saver, subgraphs, mode)
+    started = time.monotonic()
+    items = list(app.stream({"x": 0, "log": []}, **kwargs))
+    assert time.monotonic() - started >= 0.2  # the long node ran to its end
+    if not subgraphs:
+        items = [((), m, chunk) for m, chunk in items]
+    _check_team_run(app, items, saver, subgraphs, mode)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("saver", "subgraphs", "mode"), TEAM_CASES)
+async def test_subgraph_parallel_sync_nodes_stream_whole_run_async(
+    saver: bool, subgraphs: bool, mode: str
+) -> None:
+    app, kwargs = _team_args(saver, subgraphs, mode)
+    items = [item async for item in app.astream({"x": 0, "log": []}, **kwargs)]
+    if not subgraphs:
+        items = [((), m, chunk) for m, chunk in items]
+    _check_team_run(app, items, saver, subgraphs, mode)
+
+
+def test_subgraph_parallel_sync_nodes_invoke_applies_every_write() -> None:
+    app = _team(InMemorySaver())
+    assert app.invoke({"x": 0, "log": []}, _cfg("i"))["log"] == ["long", "quick", "after"]

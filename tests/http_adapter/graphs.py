@@ -135,3 +135,28 @@ _shout = StateGraph(MessagesState)
 _shout.add_node("shout", shout)
 _shout.add_edge(START, "shout")
 shout_graph = _shout.compile()  # served by tests that pass graphs={**GRAPHS, "shout": ...}
+
+
+# -- streaming tests: a subgraph running two sync nodes in parallel (issue 17) ------------------
+
+
+def _team_node(name: str, delay: float) -> Any:
+    def run(state: Inner) -> dict[str, Any]:
+        time.sleep(delay)
+        get_stream_writer()({"done": name})
+        return {"log": [name]}
+
+    return run
+
+
+_team_inner = StateGraph(Inner)
+_team_inner.add_node("quick", _team_node("quick", 0.02))
+_team_inner.add_node("long", _team_node("long", 0.2))
+_team_inner.add_edge(START, "quick")
+_team_inner.add_edge(START, "long")
+_team = StateGraph(State)
+_team.add_node("team", _team_inner.compile())
+_team.add_node("after", lambda s: {"log": ["after"]})
+_team.add_edge(START, "team")
+_team.add_edge("team", "after")
+team = _team.compile()  # served by tests that pass graphs={**GRAPHS, "team": team}

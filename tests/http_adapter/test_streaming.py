@@ -21,7 +21,7 @@ import pytest
 from langgraph_sdk import get_client, get_sync_client
 
 from .conftest import Served
-from .graphs import GRAPHS, echo
+from .graphs import GRAPHS, echo, team
 
 FINAL = {"x": 2, "log": ["a", "b", "c", "a", "b", "c", "sub1", "sub2"]}
 VALUES = [
@@ -282,6 +282,26 @@ def test_messages_complete_for_a_whole_message(serve_app: Any) -> None:
         })
         [message] = events(raw)[1:]
         assert list(message["data"][0]) == AI_KEYS and message["data"][1]["langgraph_node"] == "reply"
+
+
+@pytest.mark.parametrize("subgraphs", [False, True])
+def test_subgraph_parallel_sync_nodes_stream_whole_run(serve_app: Any, subgraphs: bool) -> None:
+    # with custom/messages modes the stream ended once the subgraph's first task did (issue 17)
+    served = serve_app(graphs={**GRAPHS, "team": team})
+    with httpx.Client(base_url=served.url, timeout=10) as http:
+        thread_id = new_thread(http)
+        for path in ("/runs/stream", f"/threads/{thread_id}/runs/stream"):
+            _, raw = stream(http, path, {
+                "assistant_id": "team", "input": {"log": []}, "stream_subgraphs": subgraphs,
+                "stream_mode": ["updates", "custom", "messages-tuple"],
+            })
+            got = events(raw)
+            outer = [e["data"] for e in got if e["event"] == "updates"]
+            assert outer == [{"team": {"log": ["long", "quick"]}}, {"after": {"log": ["after"]}}]
+            custom = sorted(e["data"]["done"] for e in got if e["event"].startswith("custom|"))
+            assert custom == (["long", "quick"] if subgraphs else [])
+        state = http.get(f"/threads/{thread_id}/state").json()
+        assert state["values"]["log"] == ["long", "quick", "after"]
 
 
 def test_chat_values_are_message_dicts(http: httpx.Client) -> None:

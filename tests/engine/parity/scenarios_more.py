@@ -764,3 +764,55 @@ def more_get_graph(lib: Any) -> list[Any]:
         for xray in (False, 1, 2, True):
             t.call(f"{name}_xray={xray}", _drawn, graph, xray)
     return t.items
+
+
+# --- a subgraph's parallel sync nodes under live stream modes ---------------------------------
+
+
+def _team_graph(lib: Any, checkpointer: Any = None) -> Any:
+    """`team` is a subgraph whose two sync nodes run in parallel, one 6x slower."""
+
+    def quick(state: LogState) -> dict[str, Any]:
+        time.sleep(LAG / 2)
+        lib.get_stream_writer()({"done": "quick"})
+        return {"log": ["quick"]}
+
+    def long(state: LogState) -> dict[str, Any]:
+        time.sleep(LAG * 3)
+        lib.get_stream_writer()({"done": "long"})
+        return {"log": ["long"]}
+
+    inner = lib.StateGraph(LogState)
+    inner.add_node("quick", quick)
+    inner.add_node("long", long)
+    inner.add_edge(lib.START, "quick")
+    inner.add_edge(lib.START, "long")
+    outer = lib.StateGraph(LogState)
+    outer.add_node("team", inner.compile())
+    outer.add_edge(lib.START, "team")
+    return outer.compile(checkpointer=checkpointer)
+
+
+def _unordered(items: list[Any]) -> list[Any]:
+    """A stream's items whatever order parallel tasks finished in (one namespace id per run,
+    so sorting the raw items is the same on both libraries)."""
+    return sorted(items, key=repr)
+
+
+@scenario
+def more_subgraph_parallel_sync_live(lib: Any) -> list[Any]:
+    """A subgraph's parallel sync nodes streamed with `custom`/`messages`: the whole run
+    streams (graphrun's stream ended when the first inner task finished), and is saved."""
+    t = Transcript()
+    for saver in (False, True):
+        for subgraphs in (False, True):
+            g = _team_graph(lib, lib.InMemorySaver() if saver else None)
+            label = f"saver={saver},subgraphs={subgraphs}"
+            t.add(f"stream {label}", _unordered(list(g.stream(
+                {"log": []}, cfg("s"), stream_mode=["updates", "custom"], subgraphs=subgraphs))))
+            t.add(f"astream {label}", _unordered(asyncio.run(_collect(g.astream(
+                {"log": []}, cfg("a"), stream_mode=["updates", "messages"], subgraphs=subgraphs)))))
+            if saver:
+                t.add(f"state {label}", g.get_state(cfg("s")).values)
+    t.add("invoke", _team_graph(lib).invoke({"log": []}))
+    return t.items
