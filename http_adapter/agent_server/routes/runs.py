@@ -163,6 +163,24 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
     return thread
 
 
+def _run_metadata(payload: RunCreate, assistant: Assistant, thread: Thread | None
+                  ) -> dict[str, Any]:
+    """A run's metadata: the assistant's, then its thread's (so every run on a thread created
+    with metadata carries it into its checkpoints, issue 18), the config's, the payload's.
+
+    As observed: a stateless run's has no graph_id, and a thread run's has its thread's graph
+    (the first run on it), whatever the assistant.
+    """
+    metadata: dict[str, Any] = {**(assistant.metadata or {})}
+    if thread is not None:
+        metadata.update(thread.metadata or {})
+        metadata.setdefault("graph_id", assistant.graph_id)
+    metadata["assistant_id"] = assistant.assistant_id
+    metadata.update((payload.config or {}).get("metadata") or {})
+    metadata.update(payload.metadata or {})
+    return metadata
+
+
 async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
                   subscribe: bool = False, auth: RunAuth | None = None,
                   request_id: str | None = None) -> Any:
@@ -183,13 +201,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     filters = auth.filters if auth is not None else None
     thread = (None if stateless and not keep
               else _thread_for(st, thread_id, payload, assistant, filters))
-    metadata: dict[str, Any] = {**(assistant.metadata or {})}
-    if not stateless:  # as observed: a stateless run's metadata has no graph_id, and a
-        # thread run's has its thread's graph (the first run on it), whatever the assistant
-        metadata["graph_id"] = (thread.metadata if thread else {}).get("graph_id",
-                                                                        assistant.graph_id)
-    metadata["assistant_id"] = assistant.assistant_id
-    metadata.update(payload.metadata or {})
+    metadata = _run_metadata(payload, assistant, None if stateless else thread)
     run_id = new_checkpoint_id()
     ids = {"run_id": run_id, "thread_id": thread_id, "graph_id": assistant.graph_id,
            "assistant_id": assistant.assistant_id}

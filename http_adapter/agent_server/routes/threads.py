@@ -26,6 +26,7 @@ from ..encode import dumps
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import now, page, sort_records
 from ..schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch, ThreadStateUpdate
+from ..saver import copy_thread as copy_checkpoints
 from ..state import ServerState
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
@@ -293,7 +294,7 @@ async def copy_thread(request: Request) -> Response:
     copy = Thread(thread_id=value["thread_id"], created_at=stamp, updated_at=stamp,
                   state_updated_at=stamp, metadata=owned(value["metadata"], filters),
                   status="idle")
-    await st.saver.acopy_thread(source.thread_id, copy.thread_id)
+    await copy_checkpoints(st.saver, source.thread_id, copy.thread_id)
     await st.records.put_thread(copy)
     out = thread_json(st, copy)
     out.pop("values", None)
