@@ -157,6 +157,25 @@ def test_configurable_headers_reach_the_run(load: Callable[..., Settings],
     assert stateful["seen"] == {"x-user-id": "u-1", "user-agent": "tester/1"}
 
 
+def test_configurable_headers_with_context_and_state_updates(
+        load: Callable[..., Settings], serve_app: Callable[..., Served]) -> None:
+    """As langgraph-api: a run created with `context` gets them in `configurable` too, and a
+    state update's config carries them (so its checkpoint's metadata names them)."""
+    server = serve_app(load({"http": {"configurable_headers": {"includes": ["x-user-*"]}}}))
+    headers = {"X-User-Id": "u-1", "X-Other": "o"}
+    body = {"assistant_id": "agent", "input": {}, "context": {"c": 1}}
+    seen = httpx.post(f"{server.url}/runs/wait", json=body, headers=headers).json()["seen"]
+    assert seen == {"x-user-id": "u-1"}
+    thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{thread}/runs/wait", json={"assistant_id": "agent"})
+    updated = httpx.post(f"{server.url}/threads/{thread}/state", headers=headers,
+                         json={"values": {"seen": {}}})
+    assert updated.status_code == 200, updated.text
+    state = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert state["metadata"]["source"] == "update"
+    assert state["metadata"]["x-user-id"] == "u-1" and "x-other" not in state["metadata"]
+
+
 def test_without_the_section_no_header_reaches_the_run(load: Callable[..., Settings],
                                                        serve_app: Callable[..., Served]) -> None:
     server = serve_app(load())

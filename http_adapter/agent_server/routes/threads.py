@@ -22,6 +22,7 @@ from checkpoints.base import new_checkpoint_id
 from engine import Command, InvalidUpdateError, StateSnapshot
 
 from ..authz import authorize, owned, visible
+from ..configurable_headers import picked_headers
 from ..encode import dumps
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import now, page, sort_records
@@ -506,8 +507,10 @@ async def update_state(request: Request) -> Response:
     if _command_shaped(values, graph):
         values = Command(**values)
     try:
-        config = await graph.aupdate_state(_update_config(thread, checkpoint), values,
-                                           spec.as_node)
+        config = _update_config(thread, checkpoint)
+        # http.configurable_headers reach the update's configurable, as in langgraph-api
+        config["configurable"] = {**picked_headers(request), **config["configurable"]}
+        config = await graph.aupdate_state(config, values, spec.as_node)
     except _UPDATE_ERRORS as error:
         raise BadRequest(str(error)) from None
     await _refresh(st, thread.thread_id, graph)
