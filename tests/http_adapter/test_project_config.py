@@ -5,12 +5,14 @@ ignores (`checkpointer.ttl` among them). Each loads a real project file and serv
 from __future__ import annotations
 
 import contextlib
+import http.server as http_server
 import importlib.util
 import json
 import os
 import sqlite3
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -320,6 +322,39 @@ def test_bad_sections_name_their_key(load: Callable[..., Settings], extra: dict[
                                      key: str) -> None:
     with pytest.raises(ConfigError, match=f": {key.replace('.', '[.]')}: "):
         load(extra, files={"embed.py": EMBED})
+
+
+def test_disable_webhooks_calls_no_webhook(load: Callable[..., Settings],
+                                           serve_app: Callable[..., Served]) -> None:
+    """As langgraph-api: the run is accepted and keeps its `webhook`; none is called."""
+    received: list[bytes] = []
+
+    class Hook(http_server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    settings = load({"http": {"disable_webhooks": True}})
+    assert "http.disable_webhooks" not in settings.extra["config_warnings"]
+    server = serve_app(settings)
+    hook = http_server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{hook.server_address[1]}/done"
+        thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+        run = httpx.post(f"{server.url}/threads/{thread}/runs", json={
+            "assistant_id": "agent", "input": {}, "webhook": url}).json()
+        assert run["kwargs"]["webhook"] == url
+        httpx.get(f"{server.url}/threads/{thread}/runs/{run['run_id']}/join", timeout=10)
+        time.sleep(0.5)
+        assert received == []
+    finally:
+        hook.shutdown()
+        hook.server_close()
 
 
 def test_ignored_keys_are_listed(load: Callable[..., Settings]) -> None:
