@@ -41,8 +41,7 @@ def unsupported_keys(raw: Mapping[str, Any]) -> list[str]:
     found = [k for k in raw if k not in _HANDLED and k not in _BUILD_ONLY]
     found += _extra(raw.get("http"), _HTTP_KEYS | {"disable_ui", "disable_webhooks"}, "http")
     found += _extra(raw.get("store"), _STORE_KEYS, "store")
-    # checkpointer.ttl is validated but not acted on yet (no thread sweeper): warned about
-    found += _extra(raw.get("checkpointer"), frozenset(("backend",)), "checkpointer")
+    found += _extra(raw.get("checkpointer"), frozenset(("backend", "ttl")), "checkpointer")
     checkpointer = raw.get("checkpointer") if isinstance(raw.get("checkpointer"), dict) else {}
     if checkpointer.get("backend", "default") != "default":
         found.append("checkpointer.backend")

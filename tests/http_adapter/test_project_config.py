@@ -1,6 +1,6 @@
 """langgraph.json beyond graphs (issue 18): `http.app`, `http.configurable_headers`,
-`http.disable_*`, `store.index`, `store.ttl`, and the start-up warning for keys graphrun
-ignores (`checkpointer.ttl` among them). Each loads a real project file and serves it on a real server."""
+`http.disable_*`, `store.index`, `store.ttl`, `checkpointer.ttl`, and the start-up warning for
+keys graphrun ignores. Each loads a real project file and serves it on a real server."""
 
 from __future__ import annotations
 
@@ -169,7 +169,8 @@ def test_configurable_headers_with_context_and_state_updates(
     seen = httpx.post(f"{server.url}/runs/wait", json=body, headers=headers).json()["seen"]
     assert seen == {"x-user-id": "u-1"}
     thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
-    httpx.post(f"{server.url}/threads/{thread}/runs/wait", json={"assistant_id": "agent"})
+    httpx.post(f"{server.url}/threads/{thread}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
     updated = httpx.post(f"{server.url}/threads/{thread}/state", headers=headers,
                          json={"values": {"seen": {}}})
     assert updated.status_code == 200, updated.text
@@ -299,6 +300,57 @@ def test_store_ttl_expires_items(load: Callable[..., Settings],
     assert gone.status_code == 200 and gone.json() is None
 
 
+def _checkpoints(server: Served, thread_id: str) -> int:
+    assert server.settings.db_path is not None
+    with contextlib.closing(sqlite3.connect(server.settings.db_path)) as db:
+        query = "SELECT count(*) FROM checkpoints WHERE thread_id = ?"
+        return int(db.execute(query, (thread_id,)).fetchone()[0])
+
+
+def _until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return check()
+
+
+def test_checkpointer_ttl_deletes_idle_threads(load: Callable[..., Settings],
+                                              serve_app: Callable[..., Served]) -> None:
+    """checkpointer.ttl strategy delete: a thread idle past `default_ttl` goes with its runs
+    and checkpoints (from the SQLite file); one still fresh stays."""
+    ttl = {"strategy": "delete", "default_ttl": 0.05, "sweep_interval_minutes": 0.005}
+    settings = load({"checkpointer": {"ttl": ttl}})  # 3 s; a sweep every 0.3 s
+    assert "checkpointer.ttl" not in settings.extra["config_warnings"]
+    server = serve_app(settings)
+    old = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{old}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
+    assert _until(lambda: _checkpoints(server, old) > 0)  # the saver writes in the background
+    assert httpx.get(f"{server.url}/threads/{old}").status_code == 200  # not expired yet
+    time.sleep(1.5)
+    fresh = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    assert _until(lambda: httpx.get(f"{server.url}/threads/{old}").status_code == 404)
+    assert _checkpoints(server, old) == 0
+    assert httpx.get(f"{server.url}/threads/{old}/runs").status_code == 404
+    assert httpx.get(f"{server.url}/threads/{fresh}").status_code == 200  # < 3 s old
+
+
+def test_checkpointer_ttl_keep_latest(load: Callable[..., Settings],
+                                      serve_app: Callable[..., Served]) -> None:
+    """Strategy keep_latest: the expired thread stays with its latest checkpoint only."""
+    ttl = {"strategy": "keep_latest", "default_ttl": 0.01, "sweep_interval_minutes": 0.005}
+    server = serve_app(load({"checkpointer": {"ttl": ttl}}))
+    thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{thread}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
+    before = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert _until(lambda: _checkpoints(server, thread) > 1)
+    assert _until(lambda: _checkpoints(server, thread) == 1)
+    assert httpx.get(f"{server.url}/threads/{thread}").status_code == 200
+    after = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert after["checkpoint"] == before["checkpoint"] and after["values"] == before["values"]
+
+
 def _rows(server: Served) -> int:
     assert server.settings.db_path is not None
     with contextlib.closing(sqlite3.connect(server.settings.db_path)) as db:
@@ -368,5 +420,5 @@ def test_ignored_keys_are_listed(load: Callable[..., Settings]) -> None:
     })
     assert settings.extra["config_warnings"] == [
         "webhooks", "ui", "http.mount_prefix", "http.logging_headers", "store.path",
-        "checkpointer.ttl", "checkpointer.backend", "auth.openapi",
+        "checkpointer.backend", "auth.openapi",
     ]
