@@ -393,6 +393,9 @@ def test_disable_webhooks_calls_no_webhook(load: Callable[..., Settings],
     settings = load({"http": {"disable_webhooks": True}})
     assert "http.disable_webhooks" not in settings.extra["config_warnings"]
     server = serve_app(settings)
+    schemas = httpx.get(f"{server.url}/openapi.json").json()["components"]["schemas"]
+    assert "RunCreate" in schemas  # its `webhook` is gone from every schema
+    assert not [n for n, s in schemas.items() if "webhook" in (s.get("properties") or {})]
     hook = http_server.HTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=hook.serve_forever, daemon=True).start()
     try:
