@@ -39,13 +39,9 @@ _THREAD_TTL_KEYS = frozenset(("strategy", "default_ttl", "sweep_interval_minutes
 def unsupported_keys(raw: Mapping[str, Any]) -> list[str]:
     """Dotted names of the keys graphrun ignores (for the start-up warning)."""
     found = [k for k in raw if k not in _HANDLED and k not in _BUILD_ONLY]
-    found += _extra(raw.get("http"), _HTTP_KEYS | {"disable_ui"}, "http")
-    http = raw.get("http") if isinstance(raw.get("http"), dict) else {}
-    if http.get("disable_webhooks"):
-        found.append("http.disable_webhooks")
+    found += _extra(raw.get("http"), _HTTP_KEYS | {"disable_ui", "disable_webhooks"}, "http")
     found += _extra(raw.get("store"), _STORE_KEYS, "store")
-    # checkpointer.ttl is validated but not acted on yet (no thread sweeper): warned about
-    found += _extra(raw.get("checkpointer"), frozenset(("backend",)), "checkpointer")
+    found += _extra(raw.get("checkpointer"), frozenset(("backend", "ttl")), "checkpointer")
     checkpointer = raw.get("checkpointer") if isinstance(raw.get("checkpointer"), dict) else {}
     if checkpointer.get("backend", "default") != "default":
         found.append("checkpointer.backend")

@@ -27,6 +27,7 @@ from .queue import RunQueue
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
 from .state import ServerState
+from .thread_ttl import ThreadSweeper
 
 __all__ = ["create_app"]
 
@@ -46,6 +47,9 @@ def create_app(settings: Settings) -> Starlette:
             async with anyio.create_task_group() as tg:
                 await tg.start(queue.serve)
                 await tg.start(scheduler.serve)
+                ttl = (settings.extra.get("checkpointer") or {}).get("ttl") or {}
+                if ttl.get("default_ttl"):  # langgraph.json checkpointer.ttl (issue 18)
+                    await tg.start(ThreadSweeper(state, ttl).serve)
                 try:
                     yield
                 finally:

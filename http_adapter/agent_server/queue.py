@@ -54,6 +54,8 @@ class RunQueue:
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
         self._api_url = state.settings.api_url
+        # langgraph.json `http.disable_webhooks`: runs keep their `webhook`, none is called
+        self._webhooks = not (state.settings.extra.get("http") or {}).get("disable_webhooks")
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -280,7 +282,7 @@ class RunQueue:
         done = self._done.get(run.run_id)
         if done is not None:
             done.set()
-        if run.kwargs.get("webhook"):
+        if self._webhooks and run.kwargs.get("webhook"):
             await _webhook(run.kwargs["webhook"], run, outcome)
 
     async def _fail(self, run: Run, error: Exception, active: _Active) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from checkpoints import InMemorySaver, SqliteSaver
 
-__all__ = ["server_saver"]
+__all__ = ["copy_thread", "server_saver"]
 
 _WHERE = ("checkpoint_map", "checkpoint_ns", "thread_id")
 
@@ -55,3 +55,27 @@ class _ServerSqliteSaver(_TaskMetadata, SqliteSaver):
 def server_saver(path: Any) -> Any:
     """The saver of a server: SQLite at `path`, in memory without one."""
     return _ServerSqliteSaver(path) if path else _ServerInMemorySaver()
+
+
+def _renamed(value: Any, source: str, target: str) -> Any:
+    """`value` with every string equal to `source` (a thread id) now `target`."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, source, target) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, source, target) for v in value]
+    return target if value == source else value
+
+
+async def copy_thread(saver: Any, source: str, target: str) -> None:
+    """Copy a thread's checkpoints, then name the copy in their metadata: the reference's copy
+    rewrites the thread id there (its `thread_id` key), the library savers' copy does not."""
+    await saver.acopy_thread(source, target)
+    copied = [t async for t in saver.alist({"configurable": {"thread_id": target}})]
+    for saved in copied:
+        metadata = _renamed(saved.metadata, source, target)
+        if metadata == saved.metadata:
+            continue
+        conf = saved.parent_config or {"configurable": {
+            "thread_id": target, "checkpoint_ns": saved.config["configurable"]["checkpoint_ns"]}}
+        await saver.aput(conf, saved.checkpoint, metadata,
+                         dict(saved.checkpoint["channel_versions"]))

@@ -1,16 +1,18 @@
 """langgraph.json beyond graphs (issue 18): `http.app`, `http.configurable_headers`,
-`http.disable_*`, `store.index`, `store.ttl`, and the start-up warning for keys graphrun
-ignores (`checkpointer.ttl` among them). Each loads a real project file and serves it on a real server."""
+`http.disable_*`, `store.index`, `store.ttl`, `checkpointer.ttl`, and the start-up warning for
+keys graphrun ignores. Each loads a real project file and serves it on a real server."""
 
 from __future__ import annotations
 
 import contextlib
+import http.server as http_server
 import importlib.util
 import json
 import os
 import sqlite3
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -157,6 +159,26 @@ def test_configurable_headers_reach_the_run(load: Callable[..., Settings],
     assert stateful["seen"] == {"x-user-id": "u-1", "user-agent": "tester/1"}
 
 
+def test_configurable_headers_with_context_and_state_updates(
+        load: Callable[..., Settings], serve_app: Callable[..., Served]) -> None:
+    """As langgraph-api: a run created with `context` gets them in `configurable` too, and a
+    state update's config carries them (so its checkpoint's metadata names them)."""
+    server = serve_app(load({"http": {"configurable_headers": {"includes": ["x-user-*"]}}}))
+    headers = {"X-User-Id": "u-1", "X-Other": "o"}
+    body = {"assistant_id": "agent", "input": {}, "context": {"c": 1}}
+    seen = httpx.post(f"{server.url}/runs/wait", json=body, headers=headers).json()["seen"]
+    assert seen == {"x-user-id": "u-1"}
+    thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{thread}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
+    updated = httpx.post(f"{server.url}/threads/{thread}/state", headers=headers,
+                         json={"values": {"seen": {}}})
+    assert updated.status_code == 200, updated.text
+    state = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert state["metadata"]["source"] == "update"
+    assert state["metadata"]["x-user-id"] == "u-1" and "x-other" not in state["metadata"]
+
+
 def test_without_the_section_no_header_reaches_the_run(load: Callable[..., Settings],
                                                        serve_app: Callable[..., Served]) -> None:
     server = serve_app(load())
@@ -278,6 +300,57 @@ def test_store_ttl_expires_items(load: Callable[..., Settings],
     assert gone.status_code == 200 and gone.json() is None
 
 
+def _checkpoints(server: Served, thread_id: str) -> int:
+    assert server.settings.db_path is not None
+    with contextlib.closing(sqlite3.connect(server.settings.db_path)) as db:
+        query = "SELECT count(*) FROM checkpoints WHERE thread_id = ?"
+        return int(db.execute(query, (thread_id,)).fetchone()[0])
+
+
+def _until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return check()
+
+
+def test_checkpointer_ttl_deletes_idle_threads(load: Callable[..., Settings],
+                                              serve_app: Callable[..., Served]) -> None:
+    """checkpointer.ttl strategy delete: a thread idle past `default_ttl` goes with its runs
+    and checkpoints (from the SQLite file); one still fresh stays."""
+    ttl = {"strategy": "delete", "default_ttl": 0.05, "sweep_interval_minutes": 0.005}
+    settings = load({"checkpointer": {"ttl": ttl}})  # 3 s; a sweep every 0.3 s
+    assert "checkpointer.ttl" not in settings.extra["config_warnings"]
+    server = serve_app(settings)
+    old = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{old}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
+    assert _until(lambda: _checkpoints(server, old) > 0)  # the saver writes in the background
+    assert httpx.get(f"{server.url}/threads/{old}").status_code == 200  # not expired yet
+    time.sleep(1.5)
+    fresh = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    assert _until(lambda: httpx.get(f"{server.url}/threads/{old}").status_code == 404)
+    assert _checkpoints(server, old) == 0
+    assert httpx.get(f"{server.url}/threads/{old}/runs").status_code == 404
+    assert httpx.get(f"{server.url}/threads/{fresh}").status_code == 200  # < 3 s old
+
+
+def test_checkpointer_ttl_keep_latest(load: Callable[..., Settings],
+                                      serve_app: Callable[..., Served]) -> None:
+    """Strategy keep_latest: the expired thread stays with its latest checkpoint only."""
+    ttl = {"strategy": "keep_latest", "default_ttl": 0.01, "sweep_interval_minutes": 0.005}
+    server = serve_app(load({"checkpointer": {"ttl": ttl}}))
+    thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+    httpx.post(f"{server.url}/threads/{thread}/runs/wait",
+               json={"assistant_id": "agent", "input": {}})
+    before = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert _until(lambda: _checkpoints(server, thread) > 1)
+    assert _until(lambda: _checkpoints(server, thread) == 1)
+    assert httpx.get(f"{server.url}/threads/{thread}").status_code == 200
+    after = httpx.get(f"{server.url}/threads/{thread}/state").json()
+    assert after["checkpoint"] == before["checkpoint"] and after["values"] == before["values"]
+
+
 def _rows(server: Served) -> int:
     assert server.settings.db_path is not None
     with contextlib.closing(sqlite3.connect(server.settings.db_path)) as db:
@@ -303,6 +376,42 @@ def test_bad_sections_name_their_key(load: Callable[..., Settings], extra: dict[
         load(extra, files={"embed.py": EMBED})
 
 
+def test_disable_webhooks_calls_no_webhook(load: Callable[..., Settings],
+                                           serve_app: Callable[..., Served]) -> None:
+    """As langgraph-api: the run is accepted and keeps its `webhook`; none is called."""
+    received: list[bytes] = []
+
+    class Hook(http_server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    settings = load({"http": {"disable_webhooks": True}})
+    assert "http.disable_webhooks" not in settings.extra["config_warnings"]
+    server = serve_app(settings)
+    schemas = httpx.get(f"{server.url}/openapi.json").json()["components"]["schemas"]
+    assert "RunCreate" in schemas  # its `webhook` is gone from every schema
+    assert not [n for n, s in schemas.items() if "webhook" in (s.get("properties") or {})]
+    hook = http_server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{hook.server_address[1]}/done"
+        thread = httpx.post(f"{server.url}/threads", json={}).json()["thread_id"]
+        run = httpx.post(f"{server.url}/threads/{thread}/runs", json={
+            "assistant_id": "agent", "input": {}, "webhook": url}).json()
+        assert run["kwargs"]["webhook"] == url
+        httpx.get(f"{server.url}/threads/{thread}/runs/{run['run_id']}/join", timeout=10)
+        time.sleep(0.5)
+        assert received == []
+    finally:
+        hook.shutdown()
+        hook.server_close()
+
+
 def test_ignored_keys_are_listed(load: Callable[..., Settings]) -> None:
     settings = load({
         "python_version": "3.12", "dockerfile_lines": [],  # image-only: not warned about
@@ -314,5 +423,5 @@ def test_ignored_keys_are_listed(load: Callable[..., Settings]) -> None:
     })
     assert settings.extra["config_warnings"] == [
         "webhooks", "ui", "http.mount_prefix", "http.logging_headers", "store.path",
-        "checkpointer.ttl", "checkpointer.backend", "auth.openapi",
+        "checkpointer.backend", "auth.openapi",
     ]

@@ -68,8 +68,9 @@ async def test_create_run_record_and_join(client: Any, http: httpx.Client) -> No
     assert run["status"] in ("pending", "running")
     assert run["assistant_id"] == AGENT_ID and run["thread_id"] == thread["thread_id"]
     assert run["multitask_strategy"] == "enqueue"
-    # metadata: the assistant's (created_by), graph and assistant ids, then the caller's
-    assert run["metadata"] == {"created_by": "system", "graph_id": "agent",
+    # metadata: the assistant's (created_by), the thread's, graph and assistant ids, then the
+    # caller's (langgraph-api merges the thread's in too, issue 18)
+    assert run["metadata"] == {"created_by": "system", "owner": "me", "graph_id": "agent",
                                "assistant_id": AGENT_ID, "rm": 1}
     kwargs = run["kwargs"]
     assert list(kwargs) == KWARGS_KEYS

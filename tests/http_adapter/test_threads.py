@@ -293,6 +293,9 @@ async def test_copy(server: Served) -> None:
     assert state["checkpoint"]["thread_id"] == copied
     history = await client.threads.get_history(copied, limit=100)
     assert len(history) == len(await client.threads.get_history(source, limit=100))
+    # the copy's checkpoints name the copy, as the reference's do (issue 18)
+    assert {h["metadata"]["thread_id"] for h in history} == {copied}
+    assert [h["parent_checkpoint"] is None for h in history].count(True) == 1
     again = await client.threads.copy(source)
     assert again["thread_id"] not in (source, copied)
     # the copy runs on independently

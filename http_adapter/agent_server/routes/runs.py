@@ -23,6 +23,7 @@ from checkpoints.base import new_checkpoint_id
 
 from ..auth import AuthUser
 from ..authz import auth_user, authorize, owned, visible
+from ..configurable_headers import picked_headers
 from ..encode import dumps, sse_frame
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..executor import STREAM_MODES, Outcome
@@ -99,8 +100,8 @@ def _assistant(st: ServerState, assistant_id: str) -> Assistant:
 
 
 def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metadata: dict[str, Any],
-                temporary: bool, user: AuthUser | None = None, request_id: str | None = None
-                ) -> dict[str, Any]:
+                temporary: bool, user: AuthUser | None = None, request_id: str | None = None,
+                headers: dict[str, str] | None = None) -> dict[str, Any]:
     """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record"); with
     custom auth the graph finds the user in `configurable` as LangGraph puts it there."""
     config = dict(payload.config or {})
@@ -121,6 +122,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
     configurable.update({k: v for k, v in checkpoint.items() if v is not None})
     if payload.checkpoint_id:
         configurable["checkpoint_id"] = payload.checkpoint_id
+    configurable.update(headers or {})  # http.configurable_headers, with or without context
     config["configurable"] = configurable
     config["metadata"] = {**(config.get("metadata") or {}), **metadata}
     command = msgspec.structs.asdict(payload.command) if payload.command is not None else None
@@ -163,9 +165,27 @@ def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: 
     return thread
 
 
+def _run_metadata(payload: RunCreate, assistant: Assistant, thread: Thread | None
+                  ) -> dict[str, Any]:
+    """A run's metadata: the assistant's, then its thread's (so every run on a thread created
+    with metadata carries it into its checkpoints, issue 18), the config's, the payload's.
+
+    As observed: a stateless run's has no graph_id, and a thread run's has its thread's graph
+    (the first run on it), whatever the assistant.
+    """
+    metadata: dict[str, Any] = {**(assistant.metadata or {})}
+    if thread is not None:
+        metadata.update(thread.metadata or {})
+        metadata.setdefault("graph_id", assistant.graph_id)
+    metadata["assistant_id"] = assistant.assistant_id
+    metadata.update((payload.config or {}).get("metadata") or {})
+    metadata.update(payload.metadata or {})
+    return metadata
+
+
 async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
                   subscribe: bool = False, auth: RunAuth | None = None,
-                  request_id: str | None = None) -> Any:
+                  request_id: str | None = None, headers: dict[str, str] | None = None) -> Any:
     """A run on a thread, or a stateless one (`thread_id` None) on a temporary thread.
 
     With `subscribe`, returns (run, subscription), the subscription taken before the run
@@ -183,13 +203,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     filters = auth.filters if auth is not None else None
     thread = (None if stateless and not keep
               else _thread_for(st, thread_id, payload, assistant, filters))
-    metadata: dict[str, Any] = {**(assistant.metadata or {})}
-    if not stateless:  # as observed: a stateless run's metadata has no graph_id, and a
-        # thread run's has its thread's graph (the first run on it), whatever the assistant
-        metadata["graph_id"] = (thread.metadata if thread else {}).get("graph_id",
-                                                                        assistant.graph_id)
-    metadata["assistant_id"] = assistant.assistant_id
-    metadata.update(payload.metadata or {})
+    metadata = _run_metadata(payload, assistant, None if stateless else thread)
     run_id = new_checkpoint_id()
     ids = {"run_id": run_id, "thread_id": thread_id, "graph_id": assistant.graph_id,
            "assistant_id": assistant.assistant_id}
@@ -203,7 +217,8 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
         metadata=metadata,
         status="pending",
         kwargs=_run_kwargs(payload, modes, ids, metadata, temporary=stateless and not keep,
-                           user=auth.user if auth is not None else None, request_id=request_id),
+                           user=auth.user if auth is not None else None, request_id=request_id,
+                           headers=headers),
         multitask_strategy=payload.multitask_strategy,
     )
     return await st.queue.create(run, thread, subscribe=subscribe)
@@ -321,7 +336,8 @@ def _truthy(value: str | None) -> bool:
 async def create_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
-    run = await _create(server(request), payload, thread_id, auth=auth)
+    run = await _create(server(request), payload, thread_id, auth=auth,
+                        headers=picked_headers(request))
     return json_response(run, headers={"Content-Location": _run_path(run)})
 
 
@@ -329,7 +345,8 @@ async def stream_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
-    run, subscription = await _create(st, payload, thread_id, subscribe=True, auth=auth)
+    run, subscription = await _create(st, payload, thread_id, subscribe=True, auth=auth,
+                                      headers=picked_headers(request))
     path = _run_path(run)
     return _stream(request, st, run.run_id, subscription,
                    headers={"Location": f"{path}/stream", "Content-Location": path},
@@ -340,7 +357,8 @@ async def wait_thread_run(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
-    run = await _create(st, payload, thread_id, auth=auth)
+    run = await _create(st, payload, thread_id, auth=auth,
+                        headers=picked_headers(request))
     outcome = await st.queue.wait(run.run_id)
     return json_response(_final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
@@ -482,14 +500,16 @@ async def cancel_thread_run(request: Request) -> Response:
 
 async def create_stateless_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
-    run = await _create(server(request), payload, None, auth=auth)
+    run = await _create(server(request), payload, None, auth=auth,
+                        headers=picked_headers(request))
     return json_response(run, headers={"Content-Location": f"/runs/{run.run_id}"})
 
 
 async def stream_stateless_run(request: Request) -> Response:
     st = server(request)
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
-    run, subscription = await _create(st, payload, None, subscribe=True, auth=auth)
+    run, subscription = await _create(st, payload, None, subscribe=True, auth=auth,
+                                      headers=picked_headers(request))
     headers = {"Location": f"/runs/{run.run_id}/stream", "Content-Location": f"/runs/{run.run_id}"}
     return _stream(request, st, run.run_id, subscription, headers=headers,
                    cancel_on_disconnect=payload.on_disconnect == "cancel")
@@ -498,7 +518,8 @@ async def stream_stateless_run(request: Request) -> Response:
 async def wait_stateless_run(request: Request) -> Response:
     st = server(request)
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
-    run = await _create(st, payload, None, auth=auth)
+    run = await _create(st, payload, None, auth=auth,
+                        headers=picked_headers(request))
     outcome = await st.queue.wait(run.run_id)
     return json_response(_final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
@@ -518,7 +539,8 @@ async def batch_stateless_runs(request: Request) -> Response:
         _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
     request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)
-    return json_response([await _create(st, payload, None, auth=auth, request_id=request_id)
+    return json_response([await _create(st, payload, None, auth=auth, request_id=request_id,
+                                        headers=picked_headers(request))
                           for payload, auth in authorized])
 
 

@@ -175,10 +175,19 @@ async def openapi(request: Request) -> Response:
     """The OpenAPI 3.1 document of every route this server has."""
     cached = getattr(request.app.state, "openapi_document", None)
     if cached is None:
-        keys = bool(server(request).settings.api_keys)
-        cached = json_response(openapi_document(list(request.app.routes), api_keys=keys)).body
+        settings = server(request).settings
+        document = openapi_document(list(request.app.routes), api_keys=bool(settings.api_keys))
+        if (settings.extra.get("http") or {}).get("disable_webhooks"):
+            _without_webhook(document)
+        cached = json_response(document).body
         request.app.state.openapi_document = cached
     return Response(cached, media_type="application/json")
+
+
+def _without_webhook(document: dict[str, Any]) -> None:
+    """`http.disable_webhooks`: no request schema offers `webhook`, as in langgraph-api."""
+    for schema in document["components"]["schemas"].values():
+        (schema.get("properties") or {}).pop("webhook", None)
 
 
 async def docs(request: Request) -> Response:

@@ -22,10 +22,12 @@ from checkpoints.base import new_checkpoint_id
 from engine import Command, InvalidUpdateError, StateSnapshot
 
 from ..authz import authorize, owned, visible
+from ..configurable_headers import picked_headers
 from ..encode import dumps
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
 from ..records import now, page, sort_records
 from ..schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch, ThreadStateUpdate
+from ..saver import copy_thread as copy_checkpoints
 from ..state import ServerState
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
@@ -293,7 +295,7 @@ async def copy_thread(request: Request) -> Response:
     copy = Thread(thread_id=value["thread_id"], created_at=stamp, updated_at=stamp,
                   state_updated_at=stamp, metadata=owned(value["metadata"], filters),
                   status="idle")
-    await st.saver.acopy_thread(source.thread_id, copy.thread_id)
+    await copy_checkpoints(st.saver, source.thread_id, copy.thread_id)
     await st.records.put_thread(copy)
     out = thread_json(st, copy)
     out.pop("values", None)
@@ -505,8 +507,10 @@ async def update_state(request: Request) -> Response:
     if _command_shaped(values, graph):
         values = Command(**values)
     try:
-        config = await graph.aupdate_state(_update_config(thread, checkpoint), values,
-                                           spec.as_node)
+        config = _update_config(thread, checkpoint)
+        # http.configurable_headers reach the update's configurable, as in langgraph-api
+        config["configurable"] = {**picked_headers(request), **config["configurable"]}
+        config = await graph.aupdate_state(config, values, spec.as_node)
     except _UPDATE_ERRORS as error:
         raise BadRequest(str(error)) from None
     await _refresh(st, thread.thread_id, graph)

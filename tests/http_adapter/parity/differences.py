@@ -240,7 +240,4 @@ EVERYWHERE = Difference(
 
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
-EXPECTED_FAILURES: dict[str, str] = {
-    "threads_copy": "a copy's checkpoints keep the source's metadata; the reference adds the "
-                    "thread's metadata and the new thread id (needs a saver copy that rewrites)",
-}
+EXPECTED_FAILURES: dict[str, str] = {}
