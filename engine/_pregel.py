@@ -568,8 +568,12 @@ class CompiledStateGraph:
             return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.restore(saver.get_tuple(config))
-        update_state_run(run, values, as_node)
+        saved = saver.get_tuple(config)
+        run.restore(saved)
+        latest = _latest_requested(config) or not self._replaying(
+            saved, saver.get_tuple(_latest(_merge(config)))
+        )
+        update_state_run(run, values, as_node, keep_writes=latest)
         flush_sync(run)
         return run.checkpoint_config  # type: ignore[return-value]
 
@@ -583,8 +587,12 @@ class CompiledStateGraph:
             return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.restore(await saver.aget_tuple(config))
-        update_state_run(run, values, as_node)
+        saved = await saver.aget_tuple(config)
+        run.restore(saved)
+        latest = _latest_requested(config) or not self._replaying(
+            saved, await saver.aget_tuple(_latest(_merge(config)))
+        )
+        update_state_run(run, values, as_node, keep_writes=latest)
         await flush_async(run)
         return run.checkpoint_config  # type: ignore[return-value]
 

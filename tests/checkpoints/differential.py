@@ -566,12 +566,9 @@ def _tuple(norm: Normalizer, t: Any, updated: set[str]) -> dict[str, Any]:
 
 
 def _as_lg_sees(read: Any) -> Any:
-    """A reading as compared with LangGraph's, without two differences of the engine (outside
+    """A reading as compared with LangGraph's, without differences of the engine (outside
     the savers, left alone by issue 16; compared among graphrun's back ends only):
 
-    - LangGraph also saves the writes of `update_state` as pending writes of the checkpoint it
-      updates, graphrun does not: those checkpoints' writes, and the results and interrupts
-      of their tasks in the history (derived from those writes), are left out;
     - the engines' own bookkeeping (`__resume__` of a resumed subgraph task, the `branch:to:`
       write of `Command(goto)` input, the `branch:to:` value kept after a static interrupt)
       differs: only the values of and writes to state channels are compared;
@@ -584,35 +581,21 @@ def _as_lg_sees(read: Any) -> Any:
     """
     if not isinstance(read, dict) or "tuples" not in read:
         return read
-    updated = {t["config"]["configurable"]["checkpoint_id"] for t in read["tuples"] if t["updated"]}
     tuples = [
         {
             **t,
             "values": {k: v for k, v in t["values"].items() if k in STATE_KEYS},
-            "writes": None if t["updated"] else _state_writes(t),
+            "writes": _state_writes(t),
         }
         for t in read["tuples"]
     ]
-    history = [
-        _updated_snapshot(s) if s["config"]["configurable"]["checkpoint_id"] in updated
-        else _resumed_snapshot(s)
-        for s in read["history"]
-    ]
+    history = [_resumed_snapshot(s) for s in read["history"]]
     return {"history": history, "tuples": tuples}
 
 
 def _state_writes(t: dict[str, Any]) -> list[Any]:
     groups = [tuple(w for w in group if w[0] in STATE_KEYS) for group in t["writes"]]
     return sorted((g for g in groups if g), key=repr)
-
-
-def _updated_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """LangGraph derives the tasks' results from the update's writes it saved there."""
-    tasks = tuple(
-        {**task, "path": tuple(task["path"])[:2], "result": None, "interrupts": None}
-        for task in snapshot["tasks"]
-    )
-    return {**snapshot, "tasks": tasks, "interrupts": None}
 
 
 def _resumed_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:

@@ -764,3 +764,40 @@ def more_get_graph(lib: Any) -> list[Any]:
         for xray in (False, 1, 2, True):
             t.call(f"{name}_xray={xray}", _drawn, graph, xray)
     return t.items
+
+
+# --- engine differences found by the checkpoint fuzzer (issues 16, 17) ------------------------
+
+
+def _saved(saver: Any, config: Any) -> list[Any]:
+    """Each checkpoint's source, step and pending writes (task ids left out)."""
+    return [
+        (t.metadata["source"], t.metadata["step"], sorted((w[1], repr(w[2])) for w in t.pending_writes))
+        for t in saver.list(config)
+    ]
+
+
+def _tasks(graph: Any, config: Any) -> list[Any]:
+    return [[(task.name, task.result) for task in h.tasks] for h in graph.get_state_history(config)]
+
+
+@scenario
+def more_update_state_pending_writes(lib: Any) -> list[Any]:
+    """`update_state` saves its writes as pending writes of the checkpoint it updates when that
+    is the thread's latest (under the next task's id when the node is next), not otherwise."""
+    t = Transcript()
+    b = lib.StateGraph(LogState)
+    for name in "ab":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver, interrupt_before=["b"])
+    t.call("run", g.invoke, {"log": []}, cfg("1"))
+    t.call("as_next", lambda: bool(g.update_state(cfg("1"), {"log": ["u"]}, as_node="b")))
+    t.call("as_other", lambda: bool(g.update_state(cfg("1"), {"log": ["v"]}, as_node="a")))
+    old = list(g.get_state_history(cfg("1")))[-1].config
+    t.call("older", lambda: bool(g.update_state(old, {"log": ["w"]}, as_node="a")))
+    t.call("saved", _saved, saver, cfg("1"))
+    t.call("tasks", _tasks, g, cfg("1"))
+    return t.items
