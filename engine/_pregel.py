@@ -29,7 +29,7 @@ from ._run import Run, make_snapshot
 from ._state import update_state_run
 from ._stream import Sink, loop_caller, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
-from .types import END, StateSnapshot, StateUpdate
+from .types import END, Command, StateSnapshot, StateUpdate
 
 __all__ = ["CompiledStateGraph"]
 
@@ -162,6 +162,23 @@ class CompiledStateGraph:
             and latest.checkpoint["id"] != saved.checkpoint["id"]
         )
 
+    @staticmethod
+    def _time_travels(run: Run, value: Any, saved: CheckpointTuple | None) -> bool:
+        """A replay (`None`) or a `Command` other than a resume, from an explicit checkpoint id
+        of a started thread, may fork it (LangGraph 1.2.22, issue 17)."""
+        if saved is None or not saved.checkpoint.get("channel_versions"):
+            return False
+        if value is None:
+            return True
+        return run.parent is None and isinstance(value, Command) and value.resume is None
+
+    @staticmethod
+    def _forks_head(run: Run, saved: CheckpointTuple | None) -> bool:
+        """Time travel to the thread's latest checkpoint forks it too, unless an update or a
+        fork made it (they are branches already), as LangGraph's root graph does."""
+        source = saved.metadata.get("source") if saved is not None else None
+        return run.parent is None and source not in ("update", "fork")
+
     def _fork(self, run: Run) -> None:
         run.pending = []
         run._checkpoint("fork")
@@ -253,8 +270,10 @@ class CompiledStateGraph:
         saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
         fork = False
-        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
-            fork = self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
+        if lookup is not None and "checkpoint_id" in lookup["configurable"]:
+            fork = self._time_travels(run, value, saved) and (
+                self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup))) or self._forks_head(run, saved)
+            )
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
         for _ in driver:
@@ -399,8 +418,10 @@ class CompiledStateGraph:
         saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
         fork = False
-        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
-            fork = self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
+        if lookup is not None and "checkpoint_id" in lookup["configurable"]:
+            fork = self._time_travels(run, value, saved) and (
+                self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup))) or self._forks_head(run, saved)
+            )
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
         async with contextlib.aclosing(driver):

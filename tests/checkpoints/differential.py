@@ -327,7 +327,6 @@ class World:
         self.spec = spec
         self.path = directory / f"{name}.db"
         self.untracked: set[str] = set()  # threads LangGraph could not follow (copy, prune)
-        self.went_to: set[str] = set()  # threads `Command(goto)` ran on
         self.saver: Any = None
         try:
             self._open()
@@ -376,22 +375,17 @@ class World:
             return Normalizer()(error)
 
     def _answered(self, op: Any) -> bool:
-        """Whether `op` runs on from a checkpoint where an interrupt was answered, or forks a
-        thread `Command(goto)` ran on: the engines differ there (LangGraph asks again,
-        graphrun reuses the answer, inside a subgraph the other way round; a replay after a
-        goto runs other tasks), differences outside the savers left alone by issue 16."""
-        if isinstance(op, Goto):
-            self.went_to.add(op.thread)
+        """Whether `op` runs on from a checkpoint where an interrupt was answered: the engines
+        differ there (LangGraph asks again, graphrun reuses the answer, inside a subgraph the
+        other way round), a difference outside the savers left alone by issue 16."""
         if _credits_a_node(op) and self._picked_source(op) == "update":
             return True  # which node an update of an update credits differs (outside issue 16)
         if not isinstance(op, Fork):
             return False
-        if op.thread in self.went_to:
-            return True
         history = self.history(op.thread)
-        if len(history) < 2:
+        if not history:
             return False
-        found = self.saver.get_tuple(history[1 + op.back % (len(history) - 1)].config)
+        found = self.saver.get_tuple(history[op.back % len(history)].config)
         return found is not None and any(w[1] == "__resume__" for w in found.pending_writes)
 
     def _picked_source(self, op: Update | Fork) -> str | None:
@@ -400,9 +394,7 @@ class World:
             return None
         if isinstance(op, Update):
             return history[op.back % len(history)].metadata.get("source")
-        if len(history) < 2:
-            return None
-        return history[1 + op.back % (len(history) - 1)].metadata.get("source")
+        return history[op.back % len(history)].metadata.get("source")
 
     def _apply(self, op: Any) -> Any:
         lib, graph = self.lib, self.graph
@@ -450,11 +442,9 @@ class World:
 
     def _fork(self, op: Fork) -> Any:
         history = self.history(op.thread)
-        if len(history) < 2:
+        if not history:
             return "nothing to fork from"
-        # An older checkpoint than the latest: replaying the latest, LangGraph writes a "fork"
-        # checkpoint and graphrun does not (an engine difference, outside issue 16).
-        config = history[1 + op.back % (len(history) - 1)].config
+        config = history[op.back % len(history)].config
         if op.values is not None:
             config = self.graph.update_state(config, op.values, as_node=op.as_node)
         durability = self.durability(op.durability)

@@ -73,7 +73,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
     "goto_at_a_static_interrupt": (
         Spec((ADD,), ("n0",)), [Invoke("t0", {"items": []}), Goto("t0", "n0")], GRAPHRUN,
     ),
-    # Replaying the latest checkpoint: LangGraph writes a "fork" checkpoint first.
+    # Replaying the latest checkpoint writes a "fork" checkpoint first (fixed, issue 17).
     "replay_the_latest": (
         Spec((ADD,)), [Invoke("t0", {"items": []}), Fork("t0", 0)], Worlds.NAMES,
     ),
@@ -84,7 +84,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
          Update("t0", 0, {"items": []}, "n0")],
         Worlds.NAMES,
     ),
-    # Replaying a checkpoint of a thread `Command(goto)` ran on: the engines run other tasks.
+    # Replaying a checkpoint of a thread `Command(goto)` ran on (fixed with the forks, issue 17).
     "replay_after_goto": (
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
         [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Fork("t0", 0),

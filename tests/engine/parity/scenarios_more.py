@@ -801,3 +801,46 @@ def more_update_state_pending_writes(lib: Any) -> list[Any]:
     t.call("saved", _saved, saver, cfg("1"))
     t.call("tasks", _tasks, g, cfg("1"))
     return t.items
+
+
+def _checkpoints(saver: Any, config: Any) -> list[Any]:
+    """Each checkpoint's source, step, log and pending writes to `log` (bookkeeping left out)."""
+    return [
+        (t.metadata["source"], t.metadata["step"], t.checkpoint["channel_values"].get("log"),
+         sorted(repr(w[2]) for w in t.pending_writes if w[1] == "log"))
+        for t in saver.list(config)
+    ]
+
+
+@scenario
+def more_time_travel_forks(lib: Any) -> list[Any]:
+    """From an explicit checkpoint id, a replay or `Command(goto)` writes a "fork" checkpoint
+    first (also from the latest one, unless an update made it); a resume does not."""
+    t = Transcript()
+
+    def ask(s: Any) -> Any:
+        return {"log": [lib.interrupt("q")]}
+
+    b = lib.StateGraph(LogState)
+    for name in "abc":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_node("q", ask)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "q")
+    b.add_edge("q", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
+    runs = {
+        "goto_latest": lambda h: g.invoke(lib.Command(goto="c"), h[0].config),
+        "goto_older": lambda h: g.invoke(lib.Command(goto="c"), h[1].config),
+        "replay_latest": lambda h: g.invoke(None, h[0].config),
+        "resume_latest": lambda h: g.invoke(lib.Command(resume="r"), h[0].config),
+        "goto_update": lambda h: g.invoke(
+            lib.Command(goto="c"), g.update_state(h[0].config, {"log": ["u"]}, as_node="a")
+        ),
+    }
+    for thread, run in runs.items():
+        g.invoke({"log": []}, cfg(thread))
+        t.call(thread, lambda: run(list(g.get_state_history(cfg(thread))))["log"])
+        t.call(f"{thread}_saved", _checkpoints, saver, cfg(thread))
+    return t.items
