@@ -327,6 +327,7 @@ class World:
         self.spec = spec
         self.path = directory / f"{name}.db"
         self.untracked: set[str] = set()  # threads LangGraph could not follow (copy, prune)
+        self.went_to: set[str] = set()  # threads `Command(goto)` ran on
         self.saver: Any = None
         try:
             self._open()
@@ -375,13 +376,19 @@ class World:
             return Normalizer()(error)
 
     def _answered(self, op: Any) -> bool:
-        """Whether `op` runs on from a checkpoint where an interrupt was answered: the engines
-        differ there (LangGraph asks again, graphrun reuses the answer, inside a subgraph the
-        other way round), a difference outside the savers left alone by issue 16."""
+        """Whether `op` runs on from a checkpoint where an interrupt was answered, or forks a
+        thread `Command(goto)` ran on: the engines differ there (LangGraph asks again,
+        graphrun reuses the answer, inside a subgraph the other way round; LangGraph saves a
+        `Command`'s writes as pending writes and replays them, graphrun does not), differences
+        of the engines left alone so far (issue 17)."""
+        if isinstance(op, Goto):
+            self.went_to.add(op.thread)
         if _credits_a_node(op) and self._picked_source(op) == "update":
             return True  # which node an update of an update credits differs (outside issue 16)
         if not isinstance(op, Fork):
             return False
+        if op.thread in self.went_to:
+            return True
         history = self.history(op.thread)
         if not history:
             return False
