@@ -34,9 +34,9 @@ ADD = Stage("node", (Node("n0", "add", 0),))
 SEND = Stage("send", (Node("n0", "add", 0), Node("n1", "worker", 0)), (0,))
 
 PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
-    # LangGraph's invoke returns None for `{}` stopped by a static interrupt, graphrun the values.
+    # invoke returns None for `{}` stopped by a static interrupt (fixed, issue 17).
     "empty_input_at_a_static_interrupt": (
-        Spec((ADD,), ("n0",)), [Invoke("t0", {}), Invoke("t0", {})], GRAPHRUN,
+        Spec((ADD,), ("n0",)), [Invoke("t0", {}), Invoke("t0", {})], Worlds.NAMES,
     ),
     # New input on a thread paused by a static interrupt: LangGraph keeps `branch:to:n0`.
     "new_input_at_a_static_interrupt": (
@@ -84,7 +84,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
          Update("t0", 0, {"items": []}, "n0")],
         Worlds.NAMES,
     ),
-    # Replaying a checkpoint of a thread `Command(goto)` ran on (fixed with the forks, issue 17).
+    # Replaying a checkpoint of a thread `Command(goto)` ran on: the engines run other tasks.
     "replay_after_goto": (
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
         [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Fork("t0", 0),

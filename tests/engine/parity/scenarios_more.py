@@ -844,3 +844,22 @@ def more_time_travel_forks(lib: Any) -> list[Any]:
         t.call(thread, lambda: run(list(g.get_state_history(cfg(thread))))["log"])
         t.call(f"{thread}_saved", _checkpoints, saver, cfg(thread))
     return t.items
+
+
+@scenario
+def more_invoke_without_values(lib: Any) -> list[Any]:
+    """`invoke` returns None when no `values` chunk came: empty input stopped by a static
+    interrupt, or nodes that write nothing; the values once a step or a resume gave some."""
+    t = Transcript()
+    for before in (["a"], ["b"], []):
+        b = lib.StateGraph(CountState)
+        b.add_node("a", lambda s: {})
+        b.add_node("b", lambda s: {"log": ["b"]})
+        b.add_edge(lib.START, "a")
+        b.add_edge("a", "b")
+        g = b.compile(checkpointer=lib.InMemorySaver(), interrupt_before=before)
+        t.call(f"{before}_empty", g.invoke, {}, cfg("1"))
+        t.call(f"{before}_again", g.invoke, {}, cfg("1"))
+        t.call(f"{before}_resume", g.invoke, None, cfg("1"))
+        t.call(f"{before}_input", g.invoke, {"x": 1}, cfg("2"))
+    return t.items
