@@ -58,7 +58,8 @@ def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bo
         result = branch.router.fn(_local_state(run, task, branch))
         task.writes.extend(_route_writes(run, branch, result))
     run.updated = apply_writes(run.channels, run.versions, [task], run.updated, run.dirty)
-    run.seen[LAST_TASKS] = {name: run.step}
+    # an update credits no node: the next update without `as_node` goes to the node that ran
+    # last, as LangGraph's versions_seen rule (issue 17)
     run.pending = []
     if keep_writes and run.checkpoint_id is not None:
         run._put_writes(tid, [w for w in task.writes if w[0] != PUSH])

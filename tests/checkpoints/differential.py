@@ -295,13 +295,6 @@ class Reopen:
     """Close the SQLite savers and read on with fresh ones on the same files."""
 
 
-def _credits_a_node(op: Any) -> bool:
-    """An `update_state` that leaves the engine to find which node it stands for."""
-    if isinstance(op, Update):
-        return op.as_node is None
-    return isinstance(op, Fork) and op.values is not None and op.as_node is None
-
-
 def _written(op: Any) -> set[str]:
     """The threads an operation changes."""
     if isinstance(op, Copy):
@@ -383,8 +376,6 @@ class World:
         of the engines left alone so far (issue 17)."""
         if isinstance(op, Goto):
             self.went_to.add(op.thread)
-        if _credits_a_node(op) and self._picked_source(op) == "update":
-            return True  # which node an update of an update credits differs (outside issue 16)
         if not isinstance(op, Fork):
             return False
         if op.thread in self.went_to:
@@ -394,14 +385,6 @@ class World:
             return False
         found = self.saver.get_tuple(history[op.back % len(history)].config)
         return found is not None and any(w[1] == "__resume__" for w in found.pending_writes)
-
-    def _picked_source(self, op: Update | Fork) -> str | None:
-        history = self.history(op.thread)
-        if not history:
-            return None
-        if isinstance(op, Update):
-            return history[op.back % len(history)].metadata.get("source")
-        return history[op.back % len(history)].metadata.get("source")
 
     def _apply(self, op: Any) -> Any:
         lib, graph = self.lib, self.graph

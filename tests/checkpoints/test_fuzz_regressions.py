@@ -97,7 +97,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
         [Invoke("t0", {"items": []}), Update("t0", 0, {}, None), Goto("t0", "n0")],
         Worlds.NAMES,
     ),
-    # `update_state` without `as_node` on a checkpoint made by an update: other node credited.
+    # `update_state` without `as_node` on a checkpoint made by an update (fixed, issue 17).
     "update_of_an_update": (
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
         [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Reopen(),

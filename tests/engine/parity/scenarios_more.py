@@ -863,3 +863,27 @@ def more_invoke_without_values(lib: Any) -> list[Any]:
         t.call(f"{before}_resume", g.invoke, None, cfg("1"))
         t.call(f"{before}_input", g.invoke, {"x": 1}, cfg("2"))
     return t.items
+
+
+@scenario
+def more_update_credits_last_node(lib: Any) -> list[Any]:
+    """`update_state` without `as_node` credits the node that ran last, never an update: on a
+    checkpoint an update made, the node before the update (here START, then `b`)."""
+    t = Transcript()
+    b = lib.StateGraph(LogState)
+    for name in "ab":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
+    g.invoke({"log": []}, cfg("1"))
+    first = list(g.get_state_history(cfg("1")))[-2].config  # before `a` ran
+    t.call("as_a", lambda: bool(g.update_state(first, {"log": ["u"]}, as_node="a")))
+    t.call("then", lambda: bool(g.update_state(cfg("1"), {"log": ["v"]})))
+    t.state("state", g, cfg("1"))
+    g.invoke({"log": []}, cfg("2"))
+    t.call("as_a_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["u"]}, as_node="a")))
+    t.call("then_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["v"]})))
+    t.state("state_at_end", g, cfg("2"))
+    return t.items
