@@ -46,11 +46,11 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
     ),
     # A `Send` task's path in the history has a third element in graphrun.
     "send_task_path": (Spec((SEND,)), [Invoke("t0", {"items": []})], Worlds.NAMES),
-    # `interrupt_before` on a `Send` target: LangGraph runs it anyway.
+    # `interrupt_before` on a `Send` target: both stop there (issue 17).
     "static_interrupt_on_a_send_target": (
         Spec((ADD, Stage("send", (Node("n1", "add", 0), Node("n2", "worker", 0)), (0,))),
              ("n2",)),
-        [Invoke("t0", {"items": []})], GRAPHRUN,
+        [Invoke("t0", {"items": []}), Invoke("t0", None)], Worlds.NAMES,
     ),
     # The harness handed every back end the same input dict; the node appended to its list.
     "a_node_appends_to_the_input_list": (
@@ -71,7 +71,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
         Worlds.NAMES,
     ),
     "goto_at_a_static_interrupt": (
-        Spec((ADD,), ("n0",)), [Invoke("t0", {"items": []}), Goto("t0", "n0")], GRAPHRUN,
+        Spec((ADD,), ("n0",)), [Invoke("t0", {"items": []}), Goto("t0", "n0")], Worlds.NAMES,
     ),
     # Replaying the latest checkpoint writes a "fork" checkpoint first (fixed, issue 17).
     "replay_the_latest": (

@@ -887,3 +887,26 @@ def more_update_credits_last_node(lib: Any) -> list[Any]:
     t.call("then_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["v"]})))
     t.state("state_at_end", g, cfg("2"))
     return t.items
+
+
+@scenario
+def more_static_interrupt_on_send_target(lib: Any) -> list[Any]:
+    """`interrupt_before` / `interrupt_after` on a node run by `Send`: the run stops there, and
+    goes on with `invoke(None)`."""
+    t = Transcript()
+    for before, after in ((["w"], []), ([], ["w"])):
+        b = lib.StateGraph(LogState)
+        b.add_node("r", lambda s: {"log": ["r"]})
+        b.add_node("w", lambda s: {"log": [f"w{s['i']}"]})
+        b.add_edge(lib.START, "r")
+        b.add_conditional_edges("r", lambda s: [lib.Send("w", {"i": i}) for i in range(2)])
+        g = b.compile(
+            checkpointer=lib.InMemorySaver(), interrupt_before=before, interrupt_after=after
+        )
+        label = f"{before}{after}"
+        t.call(f"{label}_first", g.invoke, {"log": []}, cfg("1"))
+        t.call(f"{label}_next", lambda: g.get_state(cfg("1")).next)
+        t.call(f"{label}_then", g.invoke, None, cfg("1"))
+        t.call(f"{label}_end", lambda: g.get_state(cfg("1")).next)
+    return t.items
+
