@@ -21,7 +21,7 @@ import anyio.abc
 import anyio.from_thread
 import anyio.to_thread
 
-from checkpoints.base import CheckpointTuple
+from checkpoints.base import RESUME, CheckpointTuple
 
 from ._context import current_scope
 from ._plan import Plan
@@ -274,6 +274,8 @@ class CompiledStateGraph:
             fork = self._time_travels(run, value, saved) and (
                 self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup))) or self._forks_head(run, saved)
             )
+            if fork or self._time_travels(run, value, saved) and run.parent is None:
+                saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
         for _ in driver:
@@ -422,6 +424,8 @@ class CompiledStateGraph:
             fork = self._time_travels(run, value, saved) and (
                 self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup))) or self._forks_head(run, saved)
             )
+            if fork or self._time_travels(run, value, saved) and run.parent is None:
+                saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
         async with contextlib.aclosing(driver):
@@ -772,6 +776,13 @@ def _durability(value: str | None) -> str:
     if value not in ("sync", "async", "exit"):
         raise ValueError(f"durability must be 'sync', 'async' or 'exit', not {value!r}")
     return value
+
+
+def _without_answers(saved: CheckpointTuple | None) -> CheckpointTuple | None:
+    """Time travel asks the interrupts again: the saved answers are dropped (as LangGraph)."""
+    if saved is None or not saved.pending_writes:
+        return saved
+    return saved._replace(pending_writes=[w for w in saved.pending_writes if w[1] != RESUME])
 
 
 def _latest(lookup: dict[str, Any]) -> dict[str, Any]:

@@ -369,9 +369,9 @@ class World:
             return Normalizer()(error)
 
     def _answered(self, op: Any) -> bool:
-        """Whether `op` runs on from a checkpoint where an interrupt was answered, or forks a
-        thread `Command(goto)` ran on: the engines differ there (LangGraph asks again,
-        graphrun reuses the answer, inside a subgraph the other way round; LangGraph saves a
+        """Whether `op` replays a checkpoint of a graph with a subgraph where an interrupt was
+        answered, or forks a thread `Command(goto)` ran on: the engines differ there (inside a
+        subgraph graphrun asks again and LangGraph reuses the answer; LangGraph saves a
         `Command`'s writes as pending writes and replays them, graphrun does not), differences
         of the engines left alone so far (issue 17)."""
         if isinstance(op, Goto):
@@ -381,8 +381,8 @@ class World:
         if op.thread in self.went_to:
             return True
         history = self.history(op.thread)
-        if not history:
-            return False
+        if not history or all(stage.kind != "subgraph" for stage in self.spec.stages):
+            return False  # the root graph asks again, as LangGraph (issue 17)
         found = self.saver.get_tuple(history[op.back % len(history)].config)
         return found is not None and any(w[1] == "__resume__" for w in found.pending_writes)
 

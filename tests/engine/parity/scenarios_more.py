@@ -910,3 +910,26 @@ def more_static_interrupt_on_send_target(lib: Any) -> list[Any]:
         t.call(f"{label}_end", lambda: g.get_state(cfg("1")).next)
     return t.items
 
+
+@scenario
+def more_replay_answered_interrupt(lib: Any) -> list[Any]:
+    """Replaying a checkpoint whose interrupt was answered asks again (the answer is not
+    reused); a resume from that checkpoint's id takes the new answer."""
+    t = Transcript()
+
+    def ask(s: Any) -> Any:
+        return {"log": [lib.interrupt("q")]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("a", lambda s: {"log": ["a"]})
+    b.add_node("q", ask)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "q")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    g.invoke({"log": []}, cfg("1"))
+    g.invoke(lib.Command(resume="r"), cfg("1"))
+    asked = list(g.get_state_history(cfg("1")))[1].config
+    t.call("replay", lambda: sorted(g.invoke(None, asked)))
+    t.call("values", lambda: g.get_state(cfg("1")).values)
+    t.call("answer", lambda: g.invoke(lib.Command(resume="s"), cfg("1")))
+    return t.items
