@@ -272,9 +272,10 @@ class CompiledStateGraph:
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
             fork = self._time_travels(run, value, saved) and (
-                self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup))) or self._forks_head(run, saved)
+                self._forks_head(run, saved)
+                or self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
             )
-            if fork or self._time_travels(run, value, saved) and run.parent is None:
+            if run.parent is None and self._time_travels(run, value, saved):
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
@@ -422,9 +423,10 @@ class CompiledStateGraph:
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
             fork = self._time_travels(run, value, saved) and (
-                self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup))) or self._forks_head(run, saved)
+                self._forks_head(run, saved)
+                or self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
             )
-            if fork or self._time_travels(run, value, saved) and run.parent is None:
+            if run.parent is None and self._time_travels(run, value, saved):
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)

@@ -772,7 +772,8 @@ def more_get_graph(lib: Any) -> list[Any]:
 def _saved(saver: Any, config: Any) -> list[Any]:
     """Each checkpoint's source, step and pending writes (task ids left out)."""
     return [
-        (t.metadata["source"], t.metadata["step"], sorted((w[1], repr(w[2])) for w in t.pending_writes))
+        (t.metadata["source"], t.metadata["step"],
+         sorted((w[1], repr(w[2])) for w in t.pending_writes))
         for t in saver.list(config)
     ]
 
