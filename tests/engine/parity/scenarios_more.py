@@ -887,6 +887,12 @@ def more_update_credits_last_node(lib: Any) -> list[Any]:
     t.call("as_a_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["u"]}, as_node="a")))
     t.call("then_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["v"]})))
     t.state("state_at_end", g, cfg("2"))
+    g.invoke({"log": []}, cfg("3"))
+    t.call("bulk_as_a", lambda: bool(
+        g.bulk_update_state(cfg("3"), [[lib.StateUpdate({"log": ["u"]}, "a")]])
+    ))
+    t.call("then_after_bulk", lambda: bool(g.update_state(cfg("3"), {"log": ["v"]})))
+    t.state("state_after_bulk", g, cfg("3"))
     return t.items
 
 
