@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._run import LAST_TASKS, Run, snapshot_tasks
+from ._run import Run, snapshot_tasks
 from ._state import _last_node
 from ._step import PULL, Task, apply_writes, task_id
 from .errors import InvalidUpdateError
@@ -148,6 +148,6 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
             task.writes.extend(_route_writes(run, branch, result))
         tasks.append(task)
     run.updated = apply_writes(run.channels, run.versions, tasks, run.updated, run.dirty)
-    run.seen[LAST_TASKS] = {task.name: run.step for task in tasks}
+    # updates credit no node: a later one without `as_node` goes to the node that ran last
     run.pending = []
     run._checkpoint("update")

@@ -21,7 +21,7 @@ import anyio.abc
 import anyio.from_thread
 import anyio.to_thread
 
-from checkpoints.base import CheckpointTuple
+from checkpoints.base import RESUME, CheckpointTuple
 
 from ._context import current_scope
 from ._plan import Plan
@@ -29,7 +29,7 @@ from ._run import Run, make_snapshot
 from ._state import update_state_run
 from ._stream import Sink, loop_caller, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
-from .types import END, StateSnapshot, StateUpdate
+from .types import END, Command, StateSnapshot, StateUpdate
 
 __all__ = ["CompiledStateGraph"]
 
@@ -162,6 +162,23 @@ class CompiledStateGraph:
             and latest.checkpoint["id"] != saved.checkpoint["id"]
         )
 
+    @staticmethod
+    def _time_travels(run: Run, value: Any, saved: CheckpointTuple | None) -> bool:
+        """A replay (`None`) or a `Command` other than a resume, from an explicit checkpoint id
+        of a started thread, may fork it (LangGraph 1.2.22, issue 17)."""
+        if saved is None or not saved.checkpoint.get("channel_versions"):
+            return False
+        if value is None:
+            return True
+        return run.parent is None and isinstance(value, Command) and value.resume is None
+
+    @staticmethod
+    def _forks_head(run: Run, saved: CheckpointTuple | None) -> bool:
+        """Time travel to the thread's latest checkpoint forks it too, unless an update or a
+        fork made it (they are branches already), as LangGraph's root graph does."""
+        source = saved.metadata.get("source") if saved is not None else None
+        return run.parent is None and source not in ("update", "fork")
+
     def _fork(self, run: Run) -> None:
         run.pending = []
         run._checkpoint("fork")
@@ -253,8 +270,13 @@ class CompiledStateGraph:
         saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
         fork = False
-        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
-            fork = self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
+        if lookup is not None and "checkpoint_id" in lookup["configurable"]:
+            fork = self._time_travels(run, value, saved) and (
+                self._forks_head(run, saved)
+                or self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
+            )
+            if run.parent is None and self._time_travels(run, value, saved):
+                saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
         for _ in driver:
@@ -399,8 +421,13 @@ class CompiledStateGraph:
         saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
         value = self._input_for(run, value, saved)
         fork = False
-        if lookup is not None and "checkpoint_id" in lookup["configurable"] and value is None:
-            fork = self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
+        if lookup is not None and "checkpoint_id" in lookup["configurable"]:
+            fork = self._time_travels(run, value, saved) and (
+                self._forks_head(run, saved)
+                or self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
+            )
+            if run.parent is None and self._time_travels(run, value, saved):
+                saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
         async with contextlib.aclosing(driver):
@@ -568,8 +595,12 @@ class CompiledStateGraph:
             return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.restore(saver.get_tuple(config))
-        update_state_run(run, values, as_node)
+        saved = saver.get_tuple(config)
+        run.restore(saved)
+        latest = _latest_requested(config) or not self._replaying(
+            saved, saver.get_tuple(_latest(_merge(config)))
+        )
+        update_state_run(run, values, as_node, keep_writes=latest)
         flush_sync(run)
         return run.checkpoint_config  # type: ignore[return-value]
 
@@ -583,8 +614,12 @@ class CompiledStateGraph:
             return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
         run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.restore(await saver.aget_tuple(config))
-        update_state_run(run, values, as_node)
+        saved = await saver.aget_tuple(config)
+        run.restore(saved)
+        latest = _latest_requested(config) or not self._replaying(
+            saved, await saver.aget_tuple(_latest(_merge(config)))
+        )
+        update_state_run(run, values, as_node, keep_writes=latest)
         await flush_async(run)
         return run.checkpoint_config  # type: ignore[return-value]
 
@@ -743,6 +778,13 @@ def _durability(value: str | None) -> str:
     if value not in ("sync", "async", "exit"):
         raise ValueError(f"durability must be 'sync', 'async' or 'exit', not {value!r}")
     return value
+
+
+def _without_answers(saved: CheckpointTuple | None) -> CheckpointTuple | None:
+    """Time travel asks the interrupts again: the saved answers are dropped (as LangGraph)."""
+    if saved is None or not saved.pending_writes:
+        return saved
+    return saved._replace(pending_writes=[w for w in saved.pending_writes if w[1] != RESUME])
 
 
 def _latest(lookup: dict[str, Any]) -> dict[str, Any]:

@@ -119,6 +119,7 @@ class Run:
         self._task_event_metadata: dict[str, Any] | None = None
         self.tasks: list[Task] = []
         self.interrupts: list[Interrupt] = []
+        self.valued = False  # a `values` chunk came (or would have): else invoke gives None
         self.status = "pending"
         self.resume_map: dict[str, Any] = {}
         self.null_resume: Any = NOTHING
@@ -286,10 +287,10 @@ class Run:
 
     def emit_values(self) -> None:
         """The current state as a `values` chunk (a resumed or forked run starts with it)."""
-        if self.emits and "values" in self.sink.modes:
-            values = self.values()
-            if values:
-                self.sink.push((self.ns_tuple, "values", values))
+        values = self.values()
+        self.valued = self.valued or bool(values)
+        if values and self.emits and "values" in self.sink.modes:
+            self.sink.push((self.ns_tuple, "values", values))
 
     def _pending_interrupts(self) -> int:
         # by id: a `@task`'s interrupt is saved for the task and for the entrypoint calling it
@@ -511,10 +512,11 @@ class Run:
         self.step_open = False
         self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
         self.seen[LAST_TASKS] = {t.name: self.step for t in tasks}
-        if self.emits and "values" in self.sink.modes and any(
-            k in self.plan.state_key_set for k in self.updated
-        ):
-            self.sink.push((self.ns_tuple, "values", self.values()))
+        wants = self.emits and "values" in self.sink.modes
+        if (wants or not self.valued) and any(k in self.plan.state_key_set for k in self.updated):
+            self.valued = True
+            if wants:
+                self.sink.push((self.ns_tuple, "values", self.values()))
         self._checkpoint("loop")
         self.step += 1
         if self.interrupt_after and self._should_interrupt(self.interrupt_after, tasks):
@@ -558,7 +560,9 @@ class Run:
         if self.events is not None:
             self.events.graph_end(self.values(self.plan.output_keys))
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> dict[str, Any] | None:
+        if not (self.valued or self.interrupts or self.parent):
+            return None  # no `values` chunk: LangGraph's invoke returns None (issue 17)
         # Stopped on an interrupt: the output has the finished siblings' writes applied (a
         # resumed one among them), as the last `values` chunk (issue 17, as LangGraph).
         done = [t for t in self.tasks if t.done and t.writes] if self.interrupts else None

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID, uuid5
 
 from ._run import LAST_TASKS, Run
-from ._step import PULL, Task, apply_writes, task_id
+from ._step import PULL, PUSH, Task, apply_writes, task_id
 from .errors import InvalidUpdateError
 from .types import START, Command
 
@@ -22,7 +23,20 @@ def _last_node(run: Run) -> str:
     return last[0]
 
 
-def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
+def _update_task_id(run: Run, name: str) -> str:
+    """The id of `name`'s next task if it has one (its result then shows the update), else
+    one derived from the checkpoint (as LangGraph 1.2.22, issue 17)."""
+    if run.checkpoint_id is None:
+        return task_id("", run.ns, 0, name, PULL, name)
+    for task in run._prepare(run.updated, run.step + 1):
+        if task.name == name:
+            return task.id
+    return str(uuid5(UUID(run.checkpoint_id), "__interrupt__"))
+
+
+def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bool = False) -> None:
+    """`keep_writes`: also save the update's writes as pending writes of the checkpoint it
+    updates, as LangGraph does when that checkpoint is the thread's latest (issue 17)."""
     from ._tasks import _local_state, _route_writes
 
     plan = run.plan
@@ -30,8 +44,8 @@ def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
     node = plan.nodes.get(name)
     if node is None:
         raise InvalidUpdateError(f"Node {name} does not exist")
+    tid = _update_task_id(run, name)
     run.step = (run.step if run.checkpoint_id is not None else -1) + 1
-    tid = task_id(run.checkpoint_id or "", run.ns, run.step, name, PULL, name)
     task = Task(tid, node, None, (PULL, name), node.triggers, run.ns, (0, name))
     if isinstance(values, Command):
         task.writes = plan.command_writes(values)
@@ -44,6 +58,9 @@ def update_state_run(run: Run, values: Any, as_node: str | None) -> None:
         result = branch.router.fn(_local_state(run, task, branch))
         task.writes.extend(_route_writes(run, branch, result))
     run.updated = apply_writes(run.channels, run.versions, [task], run.updated, run.dirty)
-    run.seen[LAST_TASKS] = {name: run.step}
+    # an update credits no node: the next update without `as_node` goes to the node that ran
+    # last, as LangGraph's versions_seen rule (issue 17)
     run.pending = []
+    if keep_writes and run.checkpoint_id is not None:
+        run._put_writes(tid, [w for w in task.writes if w[0] != PUSH])
     run._checkpoint("update")

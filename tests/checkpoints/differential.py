@@ -295,13 +295,6 @@ class Reopen:
     """Close the SQLite savers and read on with fresh ones on the same files."""
 
 
-def _credits_a_node(op: Any) -> bool:
-    """An `update_state` that leaves the engine to find which node it stands for."""
-    if isinstance(op, Update):
-        return op.as_node is None
-    return isinstance(op, Fork) and op.values is not None and op.as_node is None
-
-
 def _written(op: Any) -> set[str]:
     """The threads an operation changes."""
     if isinstance(op, Copy):
@@ -376,33 +369,22 @@ class World:
             return Normalizer()(error)
 
     def _answered(self, op: Any) -> bool:
-        """Whether `op` runs on from a checkpoint where an interrupt was answered, or forks a
-        thread `Command(goto)` ran on: the engines differ there (LangGraph asks again,
-        graphrun reuses the answer, inside a subgraph the other way round; a replay after a
-        goto runs other tasks), differences outside the savers left alone by issue 16."""
+        """Whether `op` replays a checkpoint of a graph with a subgraph where an interrupt was
+        answered, or forks a thread `Command(goto)` ran on: the engines differ there (inside a
+        subgraph graphrun asks again and LangGraph reuses the answer; LangGraph saves a
+        `Command`'s writes as pending writes and replays them, graphrun does not), differences
+        of the engines left alone so far (issue 17)."""
         if isinstance(op, Goto):
             self.went_to.add(op.thread)
-        if _credits_a_node(op) and self._picked_source(op) == "update":
-            return True  # which node an update of an update credits differs (outside issue 16)
         if not isinstance(op, Fork):
             return False
         if op.thread in self.went_to:
             return True
         history = self.history(op.thread)
-        if len(history) < 2:
-            return False
-        found = self.saver.get_tuple(history[1 + op.back % (len(history) - 1)].config)
+        if not history or all(stage.kind != "subgraph" for stage in self.spec.stages):
+            return False  # the root graph asks again, as LangGraph (issue 17)
+        found = self.saver.get_tuple(history[op.back % len(history)].config)
         return found is not None and any(w[1] == "__resume__" for w in found.pending_writes)
-
-    def _picked_source(self, op: Update | Fork) -> str | None:
-        history = self.history(op.thread)
-        if not history:
-            return None
-        if isinstance(op, Update):
-            return history[op.back % len(history)].metadata.get("source")
-        if len(history) < 2:
-            return None
-        return history[1 + op.back % (len(history) - 1)].metadata.get("source")
 
     def _apply(self, op: Any) -> Any:
         lib, graph = self.lib, self.graph
@@ -450,11 +432,9 @@ class World:
 
     def _fork(self, op: Fork) -> Any:
         history = self.history(op.thread)
-        if len(history) < 2:
+        if not history:
             return "nothing to fork from"
-        # An older checkpoint than the latest: replaying the latest, LangGraph writes a "fork"
-        # checkpoint and graphrun does not (an engine difference, outside issue 16).
-        config = history[1 + op.back % (len(history) - 1)].config
+        config = history[op.back % len(history)].config
         if op.values is not None:
             config = self.graph.update_state(config, op.values, as_node=op.as_node)
         durability = self.durability(op.durability)
@@ -566,12 +546,9 @@ def _tuple(norm: Normalizer, t: Any, updated: set[str]) -> dict[str, Any]:
 
 
 def _as_lg_sees(read: Any) -> Any:
-    """A reading as compared with LangGraph's, without two differences of the engine (outside
+    """A reading as compared with LangGraph's, without differences of the engine (outside
     the savers, left alone by issue 16; compared among graphrun's back ends only):
 
-    - LangGraph also saves the writes of `update_state` as pending writes of the checkpoint it
-      updates, graphrun does not: those checkpoints' writes, and the results and interrupts
-      of their tasks in the history (derived from those writes), are left out;
     - the engines' own bookkeeping (`__resume__` of a resumed subgraph task, the `branch:to:`
       write of `Command(goto)` input, the `branch:to:` value kept after a static interrupt)
       differs: only the values of and writes to state channels are compared;
@@ -584,35 +561,21 @@ def _as_lg_sees(read: Any) -> Any:
     """
     if not isinstance(read, dict) or "tuples" not in read:
         return read
-    updated = {t["config"]["configurable"]["checkpoint_id"] for t in read["tuples"] if t["updated"]}
     tuples = [
         {
             **t,
             "values": {k: v for k, v in t["values"].items() if k in STATE_KEYS},
-            "writes": None if t["updated"] else _state_writes(t),
+            "writes": _state_writes(t),
         }
         for t in read["tuples"]
     ]
-    history = [
-        _updated_snapshot(s) if s["config"]["configurable"]["checkpoint_id"] in updated
-        else _resumed_snapshot(s)
-        for s in read["history"]
-    ]
+    history = [_resumed_snapshot(s) for s in read["history"]]
     return {"history": history, "tuples": tuples}
 
 
 def _state_writes(t: dict[str, Any]) -> list[Any]:
     groups = [tuple(w for w in group if w[0] in STATE_KEYS) for group in t["writes"]]
     return sorted((g for g in groups if g), key=repr)
-
-
-def _updated_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """LangGraph derives the tasks' results from the update's writes it saved there."""
-    tasks = tuple(
-        {**task, "path": tuple(task["path"])[:2], "result": None, "interrupts": None}
-        for task in snapshot["tasks"]
-    )
-    return {**snapshot, "tasks": tasks, "interrupts": None}
 
 
 def _resumed_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:

@@ -34,9 +34,9 @@ ADD = Stage("node", (Node("n0", "add", 0),))
 SEND = Stage("send", (Node("n0", "add", 0), Node("n1", "worker", 0)), (0,))
 
 PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
-    # LangGraph's invoke returns None for `{}` stopped by a static interrupt, graphrun the values.
+    # invoke returns None for `{}` stopped by a static interrupt (fixed, issue 17).
     "empty_input_at_a_static_interrupt": (
-        Spec((ADD,), ("n0",)), [Invoke("t0", {}), Invoke("t0", {})], GRAPHRUN,
+        Spec((ADD,), ("n0",)), [Invoke("t0", {}), Invoke("t0", {})], Worlds.NAMES,
     ),
     # New input on a thread paused by a static interrupt: LangGraph keeps `branch:to:n0`.
     "new_input_at_a_static_interrupt": (
@@ -46,11 +46,11 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
     ),
     # A `Send` task's path in the history has a third element in graphrun.
     "send_task_path": (Spec((SEND,)), [Invoke("t0", {"items": []})], Worlds.NAMES),
-    # `interrupt_before` on a `Send` target: LangGraph runs it anyway.
+    # `interrupt_before` on a `Send` target: both stop there (issue 17).
     "static_interrupt_on_a_send_target": (
         Spec((ADD, Stage("send", (Node("n1", "add", 0), Node("n2", "worker", 0)), (0,))),
              ("n2",)),
-        [Invoke("t0", {"items": []})], GRAPHRUN,
+        [Invoke("t0", {"items": []}), Invoke("t0", None)], Worlds.NAMES,
     ),
     # The harness handed every back end the same input dict; the node appended to its list.
     "a_node_appends_to_the_input_list": (
@@ -71,9 +71,9 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
         Worlds.NAMES,
     ),
     "goto_at_a_static_interrupt": (
-        Spec((ADD,), ("n0",)), [Invoke("t0", {"items": []}), Goto("t0", "n0")], GRAPHRUN,
+        Spec((ADD,), ("n0",)), [Invoke("t0", {"items": []}), Goto("t0", "n0")], Worlds.NAMES,
     ),
-    # Replaying the latest checkpoint: LangGraph writes a "fork" checkpoint first.
+    # Replaying the latest checkpoint writes a "fork" checkpoint first (fixed, issue 17).
     "replay_the_latest": (
         Spec((ADD,)), [Invoke("t0", {"items": []}), Fork("t0", 0)], Worlds.NAMES,
     ),
@@ -97,7 +97,7 @@ PROGRAMS: dict[str, tuple[Spec, list[Any], tuple[str, ...]]] = {
         [Invoke("t0", {"items": []}), Update("t0", 0, {}, None), Goto("t0", "n0")],
         Worlds.NAMES,
     ),
-    # `update_state` without `as_node` on a checkpoint made by an update: other node credited.
+    # `update_state` without `as_node` on a checkpoint made by an update (fixed, issue 17).
     "update_of_an_update": (
         Spec((ADD, Stage("node", (Node("n1", "add", 0),)))),
         [Invoke("t0", {"items": []}), Invoke("t0", {"items": []}), Reopen(),

@@ -816,3 +816,179 @@ def more_subgraph_parallel_sync_live(lib: Any) -> list[Any]:
                 t.add(f"state {label}", g.get_state(cfg("s")).values)
     t.add("invoke", _team_graph(lib).invoke({"log": []}))
     return t.items
+
+
+# --- engine differences found by the checkpoint fuzzer (issues 16, 17) ------------------------
+
+
+def _saved(saver: Any, config: Any) -> list[Any]:
+    """Each checkpoint's source, step and pending writes (task ids left out)."""
+    return [
+        (t.metadata["source"], t.metadata["step"],
+         sorted((w[1], repr(w[2])) for w in t.pending_writes))
+        for t in saver.list(config)
+    ]
+
+
+def _tasks(graph: Any, config: Any) -> list[Any]:
+    return [[(task.name, task.result) for task in h.tasks] for h in graph.get_state_history(config)]
+
+
+@scenario
+def more_update_state_pending_writes(lib: Any) -> list[Any]:
+    """`update_state` saves its writes as pending writes of the checkpoint it updates when that
+    is the thread's latest (under the next task's id when the node is next), not otherwise."""
+    t = Transcript()
+    b = lib.StateGraph(LogState)
+    for name in "ab":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver, interrupt_before=["b"])
+    t.call("run", g.invoke, {"log": []}, cfg("1"))
+    t.call("as_next", lambda: bool(g.update_state(cfg("1"), {"log": ["u"]}, as_node="b")))
+    t.call("as_other", lambda: bool(g.update_state(cfg("1"), {"log": ["v"]}, as_node="a")))
+    old = list(g.get_state_history(cfg("1")))[-1].config
+    t.call("older", lambda: bool(g.update_state(old, {"log": ["w"]}, as_node="a")))
+    t.call("saved", _saved, saver, cfg("1"))
+    t.call("tasks", _tasks, g, cfg("1"))
+    return t.items
+
+
+def _checkpoints(saver: Any, config: Any) -> list[Any]:
+    """Each checkpoint's source, step, log and pending writes to `log` (bookkeeping left out)."""
+    return [
+        (t.metadata["source"], t.metadata["step"], t.checkpoint["channel_values"].get("log"),
+         sorted(repr(w[2]) for w in t.pending_writes if w[1] == "log"))
+        for t in saver.list(config)
+    ]
+
+
+@scenario
+def more_time_travel_forks(lib: Any) -> list[Any]:
+    """From an explicit checkpoint id, a replay or `Command(goto)` writes a "fork" checkpoint
+    first (also from the latest one, unless an update made it); a resume does not."""
+    t = Transcript()
+
+    def ask(s: Any) -> Any:
+        return {"log": [lib.interrupt("q")]}
+
+    b = lib.StateGraph(LogState)
+    for name in "abc":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_node("q", ask)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "q")
+    b.add_edge("q", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
+    runs = {
+        "goto_latest": lambda h: g.invoke(lib.Command(goto="c"), h[0].config),
+        "goto_older": lambda h: g.invoke(lib.Command(goto="c"), h[1].config),
+        "replay_latest": lambda h: g.invoke(None, h[0].config),
+        "resume_latest": lambda h: g.invoke(lib.Command(resume="r"), h[0].config),
+        "goto_update": lambda h: g.invoke(
+            lib.Command(goto="c"), g.update_state(h[0].config, {"log": ["u"]}, as_node="a")
+        ),
+    }
+    for thread, run in runs.items():
+        g.invoke({"log": []}, cfg(thread))
+        t.call(thread, lambda: run(list(g.get_state_history(cfg(thread))))["log"])
+        t.call(f"{thread}_saved", _checkpoints, saver, cfg(thread))
+    return t.items
+
+
+@scenario
+def more_invoke_without_values(lib: Any) -> list[Any]:
+    """`invoke` returns None when no `values` chunk came: empty input stopped by a static
+    interrupt, or nodes that write nothing; the values once a step or a resume gave some."""
+    t = Transcript()
+    for before in (["a"], ["b"], []):
+        b = lib.StateGraph(CountState)
+        b.add_node("a", lambda s: {})
+        b.add_node("b", lambda s: {"log": ["b"]})
+        b.add_edge(lib.START, "a")
+        b.add_edge("a", "b")
+        g = b.compile(checkpointer=lib.InMemorySaver(), interrupt_before=before)
+        t.call(f"{before}_empty", g.invoke, {}, cfg("1"))
+        t.call(f"{before}_again", g.invoke, {}, cfg("1"))
+        t.call(f"{before}_resume", g.invoke, None, cfg("1"))
+        t.call(f"{before}_input", g.invoke, {"x": 1}, cfg("2"))
+    return t.items
+
+
+@scenario
+def more_update_credits_last_node(lib: Any) -> list[Any]:
+    """`update_state` without `as_node` credits the node that ran last, never an update: on a
+    checkpoint an update made, the node before the update (here START, then `b`)."""
+    t = Transcript()
+    b = lib.StateGraph(LogState)
+    for name in "ab":
+        b.add_node(name, lambda s, name=name: {"log": [name]})
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "b")
+    saver = lib.InMemorySaver()
+    g = b.compile(checkpointer=saver)
+    g.invoke({"log": []}, cfg("1"))
+    first = list(g.get_state_history(cfg("1")))[-2].config  # before `a` ran
+    t.call("as_a", lambda: bool(g.update_state(first, {"log": ["u"]}, as_node="a")))
+    t.call("then", lambda: bool(g.update_state(cfg("1"), {"log": ["v"]})))
+    t.state("state", g, cfg("1"))
+    g.invoke({"log": []}, cfg("2"))
+    t.call("as_a_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["u"]}, as_node="a")))
+    t.call("then_at_end", lambda: bool(g.update_state(cfg("2"), {"log": ["v"]})))
+    t.state("state_at_end", g, cfg("2"))
+    g.invoke({"log": []}, cfg("3"))
+    t.call("bulk_as_a", lambda: bool(
+        g.bulk_update_state(cfg("3"), [[lib.StateUpdate({"log": ["u"]}, "a")]])
+    ))
+    t.call("then_after_bulk", lambda: bool(g.update_state(cfg("3"), {"log": ["v"]})))
+    t.state("state_after_bulk", g, cfg("3"))
+    return t.items
+
+
+@scenario
+def more_static_interrupt_on_send_target(lib: Any) -> list[Any]:
+    """`interrupt_before` / `interrupt_after` on a node run by `Send`: the run stops there, and
+    goes on with `invoke(None)`."""
+    t = Transcript()
+    for before, after in ((["w"], []), ([], ["w"])):
+        b = lib.StateGraph(LogState)
+        b.add_node("r", lambda s: {"log": ["r"]})
+        b.add_node("w", lambda s: {"log": [f"w{s['i']}"]})
+        b.add_edge(lib.START, "r")
+        b.add_conditional_edges("r", lambda s: [lib.Send("w", {"i": i}) for i in range(2)])
+        g = b.compile(
+            checkpointer=lib.InMemorySaver(), interrupt_before=before, interrupt_after=after
+        )
+        label = f"{before}{after}"
+        t.call(f"{label}_first", g.invoke, {"log": []}, cfg("1"))
+        t.call(f"{label}_next", lambda: g.get_state(cfg("1")).next)
+        t.call(f"{label}_then", g.invoke, None, cfg("1"))
+        t.call(f"{label}_end", lambda: g.get_state(cfg("1")).next)
+    return t.items
+
+
+@scenario
+def more_replay_answered_interrupt(lib: Any) -> list[Any]:
+    """Replaying a checkpoint whose interrupt was answered asks again (the answer is not
+    reused); a resume from that checkpoint's id takes the new answer."""
+    t = Transcript()
+
+    def ask(s: Any) -> Any:
+        return {"log": [lib.interrupt("q")]}
+
+    b = lib.StateGraph(LogState)
+    b.add_node("a", lambda s: {"log": ["a"]})
+    b.add_node("q", ask)
+    b.add_edge(lib.START, "a")
+    b.add_edge("a", "q")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    g.invoke({"log": []}, cfg("1"))
+    g.invoke(lib.Command(resume="r"), cfg("1"))
+    asked = list(g.get_state_history(cfg("1")))[1].config
+    t.call("replay", lambda: sorted(g.invoke(None, asked)))
+    t.call("values", lambda: g.get_state(cfg("1")).values)
+    t.call("answer", lambda: g.invoke(lib.Command(resume="s"), cfg("1")))
+    return t.items
