@@ -24,6 +24,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from typing import Self
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,7 +78,28 @@ def _as_postgres() -> list[str]:
     return ["runuser", "-u", "postgres", "--"]
 
 
-class PostgresServer:
+class _Service:
+    """A throwaway server used as a context manager: started on entry, stopped on exit, and
+    stopped too when `start` fails half-way (its temporary directory goes either way)."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class PostgresServer(_Service):
     """A throwaway PostgreSQL cluster: trust auth, no fsync, socket and data in a temp dir."""
 
     def __init__(self) -> None:
@@ -160,18 +182,8 @@ class PostgresServer:
             self._started = False
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> PostgresServer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-
-class PgBouncer:
+class PgBouncer(_Service):
     """A throwaway PgBouncer in transaction mode in front of a `PostgresServer`: every database
     of the server under the same name, all clients' transactions taking turns on ONE server
     connection, so sessions are shared as they are under load (which breaks named prepared
@@ -227,16 +239,6 @@ class PgBouncer:
             self._process = None
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> PgBouncer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
 
 def _listening(port: int) -> bool:
     try:
@@ -246,7 +248,7 @@ def _listening(port: int) -> bool:
         return False
 
 
-class RedisServer:
+class RedisServer(_Service):
     """A throwaway redis-server: no persistence, loopback only, daemonized with a pid file."""
 
     def __init__(self) -> None:
@@ -288,16 +290,6 @@ class RedisServer:
         with contextlib.suppress(OSError, ValueError):
             os.kill(int(self.pidfile.read_text().strip()), 15)
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self) -> RedisServer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 # --- pytest fixtures ---------------------------------------------------------------------------
