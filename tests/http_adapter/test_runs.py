@@ -224,6 +224,12 @@ def _sleeping_run(http: httpx.Client, thread_id: str, seconds: float = 0.3) -> d
     run = http.post(f"/threads/{thread_id}/runs",
                     json={"assistant_id": "agent", "input": {"x": 1, "sleep": seconds}}).json()
     wait_status(http, thread_id, run["run_id"], "running")
+    # and its input saved: a cancel that lands before that has no checkpoint to keep, so the
+    # thread would end idle rather than interrupted (a race under load)
+    deadline = time.monotonic() + 10
+    while "sleep" not in (http.get(f"/threads/{thread_id}/state").json()["values"] or {}):
+        assert time.monotonic() < deadline, "the run's input was never saved"
+        time.sleep(0.005)
     return run  # type: ignore[no-any-return]
 
 
