@@ -152,10 +152,9 @@ def func_interrupt_non_dict_state(lib: Any) -> list[Any]:
     return t.items
 
 
-@scenario
-def func_failure_resume(lib: Any) -> list[Any]:
-    """A failing task fails the entrypoint; the sibling that finished is not run again."""
-    t = Transcript()
+def good_and_flaky(lib: Any) -> tuple[Any, Any, list[str], dict[str, bool]]:
+    """Two tasks for the failure scenarios: `good` finishes first; `flaky` raises while
+    `broken["on"]`; `calls` records each run, so a re-run of a finished call shows."""
     calls: list[str] = []
     broken = {"on": True}
 
@@ -172,6 +171,15 @@ def func_failure_resume(lib: Any) -> list[Any]:
         if broken["on"]:
             raise ValueError("flaky broke")
         return x * 100
+
+    return good, flaky, calls, broken
+
+
+@scenario
+def func_failure_resume(lib: Any) -> list[Any]:
+    """A failing task fails the entrypoint; the sibling that finished is not run again."""
+    t = Transcript()
+    good, flaky, calls, broken = good_and_flaky(lib)
 
     @lib.entrypoint(checkpointer=lib.InMemorySaver())
     def both(x: int) -> list[int]:

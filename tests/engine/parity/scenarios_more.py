@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from .harness import Transcript
 from .scenarios import LAG, cfg, scenario
+from .scenarios_func import good_and_flaky
 
 MODES = ["updates", "values", "tasks", "checkpoints", "debug", "custom"]
 
@@ -114,22 +115,7 @@ def more_task_in_node_async(lib: Any) -> list[Any]:
 def more_task_in_node_failure(lib: Any) -> list[Any]:
     """A failing call fails its node; the resumed run does not re-run the finished call."""
     t = Transcript()
-    calls: list[str] = []
-    broken = {"on": True}
-
-    @lib.task
-    def good(x: int) -> int:
-        time.sleep(LAG)
-        calls.append("good")
-        return x + 1
-
-    @lib.task
-    def flaky(x: int) -> int:
-        time.sleep(2 * LAG)
-        calls.append("flaky")
-        if broken["on"]:
-            raise ValueError("flaky broke")
-        return x * 100
+    good, flaky, calls, broken = good_and_flaky(lib)
 
     def node(state: LogState) -> dict[str, Any]:
         a, b = good(1), flaky(1)
