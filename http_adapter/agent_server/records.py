@@ -17,7 +17,7 @@ import msgspec
 from ._records_file import RecordFile
 from .schemas import Assistant, Run, Thread
 
-__all__ = ["Records", "matches", "now"]
+__all__ = ["RecordStats", "Records", "matches", "now"]
 
 T = TypeVar("T")
 _KINDS = {"assistant": Assistant, "assistant_version": Assistant, "thread": Thread, "run": Run}
@@ -44,6 +44,14 @@ def matches(container: Any, subset: dict[str, Any] | None) -> bool:
         elif have != value:
             return False
     return True
+
+
+class RecordStats(msgspec.Struct, frozen=True):
+    """Record counts for `/info` and `/metrics`: assistants, and threads and runs by status."""
+
+    assistants: int
+    threads: dict[str, int]
+    runs: dict[str, int]
 
 
 def page(items: list[T], limit: int, offset: int) -> list[T]:
