@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from http_adapter.agent_server.cluster._schema import MIGRATIONS
 from http_adapter.agent_server.cluster.records import PgRecords
 from http_adapter.agent_server.records import Records, RecordStats
 from http_adapter.agent_server.schemas import Assistant, Run, Thread
@@ -415,9 +416,10 @@ def test_five_processes_open_an_empty_database_and_migrate_it_once(
     for racer, (_, err) in zip(racers, outputs, strict=True):
         assert racer.returncode == 0, err
     # Exactly one process found the database empty (version 0) and created the tables.
-    assert sorted(out.strip() for out, _ in outputs) == ["0", "1", "1", "1", "1"]
+    latest = str(len(MIGRATIONS))
+    assert sorted(out.strip() for out, _ in outputs) == ["0"] + [latest] * 4
     assert asyncio.run(_rows(pg_url, "SELECT component, version FROM graphrun_schema")) == [
-        ("server", 1)
+        ("server", len(MIGRATIONS))
     ]
     assert asyncio.run(_rows(pg_url, "SELECT count(*) FROM server_threads")) == [(5,)]
 
