@@ -446,3 +446,18 @@ async def test_works_behind_pgbouncer_in_transaction_mode(
     finally:
         for host in hosts:
             await host.close()
+
+
+async def test_connections_the_server_dropped_are_replaced(pg_url: str) -> None:
+    """A failover or a restarted PgBouncer ends the pool's sessions; the next calls reconnect."""
+    records = PgRecords(pg_url, min_size=3, max_size=3)
+    await records.open()
+    try:
+        await records.put_run(run("r1"))
+        await _rows(pg_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        await asyncio.sleep(0.2)  # the pool's connections read the server's goodbye
+        for _ in range(5):
+            assert (await records.get_run("r1")).run_id == "r1"
+    finally:
+        await records.close()
