@@ -86,6 +86,8 @@ class PgRecords:
         self.found_version: int | None = None
 
     async def open(self) -> None:
+        if self._pool is not None:
+            return
         pool = await asyncpg.create_pool(
             self.url, min_size=self.min_size, max_size=self.max_size, init=setup_codec,
             reset=_no_reset, **self._options,
