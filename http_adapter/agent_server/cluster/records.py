@@ -250,11 +250,14 @@ class PgRecords:
         return [_run_of(row) for row in await query.fetch(self.pool)]
 
     async def runs_with_status(self, *statuses: str) -> list[Run]:
-        if not statuses:
+        """One equality per status, ORed: each can use its partial index (pending,
+        running), where `status = ANY($1)` reads every run ever made."""
+        wanted = list(dict.fromkeys(statuses))
+        if not wanted:
             return []
+        either = " OR ".join(f"status = ${n}" for n in range(1, len(wanted) + 1))
         rows = await self.pool.fetch(
-            "SELECT status, body FROM server_runs WHERE status = ANY($1::text[]) ORDER BY seq",
-            list(statuses),
+            f"SELECT status, body FROM server_runs WHERE {either} ORDER BY seq", *wanted
         )
         return [_run_of(row) for row in rows]
 
