@@ -19,7 +19,7 @@ import pytest
 
 from http_adapter.agent_server.cluster._schema import MIGRATIONS
 from http_adapter.agent_server.cluster.records import PgRecords
-from http_adapter.agent_server.records import Records, RecordStats
+from http_adapter.agent_server.records import Records, RecordStats, RecordStore
 from http_adapter.agent_server.schemas import Assistant, Run, Thread
 from tests.services import PgBouncer
 
@@ -51,6 +51,7 @@ def opener(back_end: str, request: pytest.FixtureRequest, tmp_path: Path) -> Ope
     @asynccontextmanager
     async def opened() -> AsyncIterator[Any]:
         records = make()
+        assert isinstance(records, RecordStore)
         await records.open()
         try:
             yield records
