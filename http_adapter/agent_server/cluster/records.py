@@ -12,9 +12,9 @@ The queue's columns of `server_runs` (attempt, token, owner, lease_until, cancel
 not_before, outcome) are never written here.
 
 Where `jsonb` itself differs from the embedded back end (as on LangGraph Platform's PostgreSQL):
-objects come back with their keys sorted (shorter first, then bytewise), a float written with an
-exponent that is a whole number comes back as an int (1e20), -0.0 as 0.0, and a string holding
-U+0000 is refused (the write fails whole, nothing of it stored).
+objects come back with their keys sorted (shorter first, then bytewise), a whole float that JSON
+spells with an exponent comes back as an int (1e20), -0.0 as 0.0, and a string holding U+0000 is
+refused (the write fails whole, nothing of it stored).
 """
 
 from __future__ import annotations
