@@ -2,9 +2,10 @@
 jobs that must stay correct when several server processes share one record store: crons fire
 once (compare-and-set on the cron record) and thread TTL sweeps delete each thread once.
 
-The "several processes" are several `ServerState`s (each with its own queue, saver and
-scheduler) over one `Records` file; `_SlowReads` adds a delay after each listing read, as a
-database round trip would, so every scheduler reads the due cron before any writes."""
+The "several processes" are two `ServerState`s (each with its own queue, saver and
+scheduler) over one `Records` file, or over two `PgRecords` pools on one PostgreSQL database;
+`_SlowReads` adds a delay after each listing read, as a slow round trip would, so every
+scheduler reads the due cron before any writes."""
 
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ class _SlowReads:
     """A `RecordStore` whose listings return late (a database round trip): readers that start
     together all see the state from before any of them writes."""
 
-    def __init__(self, inner: Records) -> None:
+    def __init__(self, inner: RecordStore) -> None:
         self._inner = inner
 
     def __getattr__(self, name: str) -> Any:
@@ -140,20 +141,33 @@ class _SlowReads:
         return found
 
 
-@pytest.fixture
-async def hosts(tmp_path: Path) -> AsyncIterator[list[ServerState]]:
+@pytest.fixture(params=["sqlite", "postgres"])
+async def hosts(request: pytest.FixtureRequest, tmp_path: Path
+                ) -> AsyncIterator[list[ServerState]]:
     """Two server states (two "processes", each with its own saver and queue) sharing one
-    record store."""
+    record store: one `Records` file, or two `PgRecords` pools on one PostgreSQL database."""
     states = [ServerState(Settings(graphs=graphs.GRAPHS, data_dir=tmp_path / name))
               for name in ("a", "b")]
-    await states[0].open()
-    shared = _SlowReads(states[0].records)  # type: ignore[arg-type]
+    if request.param == "postgres":
+        from http_adapter.agent_server.cluster.records import PgRecords
+
+        url = request.getfixturevalue("pg_url")
+        for state in states:
+            state.records = _SlowReads(PgRecords(url, max_size=2))  # type: ignore[assignment]
+            await state.open()
+    else:
+        await states[0].open()
+        states[1].records = states[0].records
+        for state in states:
+            state.records = _SlowReads(state.records)  # type: ignore[arg-type, assignment]
     for state in states:
-        state.records = shared  # type: ignore[assignment]
         state.queue = RunQueue(state)  # not served: created runs stay pending
     yield states
     await states[0].close()
-    await states[1].saver.aclose()
+    if request.param == "postgres":
+        await states[1].close()
+    else:
+        await states[1].saver.aclose()
 
 
 @pytest.mark.anyio
