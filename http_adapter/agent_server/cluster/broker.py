@@ -70,8 +70,8 @@ def connect(url: str, *, read_timeout: float | None = 10.0) -> Redis:
 class _Run:
     """One run opened on this host: its unflushed events and where its ids stand."""
 
-    __slots__ = ("base", "closed", "dropped", "last", "published", "queue", "resolved",
-                 "resumable", "subscribers", "unsent")
+    __slots__ = ("base", "closed", "dropped", "expiring", "last", "published", "queue",
+                 "resolved", "resumable", "subscribers", "unsent")
 
     def __init__(self, resumable: bool) -> None:
         self.resumable = resumable
@@ -84,6 +84,7 @@ class _Run:
         self.closed = False
         self.dropped = 0
         self.subscribers = 0
+        self.expiring = False  # its stream has its TTL (`_refresh` renews it while open)
 
 
 class _Entry:
@@ -101,7 +102,7 @@ class RedisBroker:
     def __init__(self, url: str, *, is_finished: IsFinished, prefix: str = "graphrun:run:",
                  maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
                  closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
-                 batch: int = 500, keep_idle: int = 10_000) -> None:
+                 batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005) -> None:
         self._client = connect(url, read_timeout=block + 10.0)
         self._is_finished = is_finished
         self._prefix = prefix
@@ -113,6 +114,7 @@ class RedisBroker:
         self._block_ms = max(1, int(block * 1000))
         self._batch = batch
         self._keep_idle = keep_idle
+        self._linger = linger
         self._runs: dict[str, _Run] = {}
         self._dirty: dict[str, _Run] = {}
         self._deletes: list[str] = []
@@ -184,6 +186,8 @@ class RedisBroker:
                     ) -> None:
         """Flush buffered events until cancelled; then one last short flush (end markers)."""
         self._wake = anyio.Event()
+        if self._dirty or self._deletes:  # published before serve started
+            self._wake.set()
         try:
             task_status.started()
             await self._flush_forever()
@@ -221,6 +225,8 @@ class RedisBroker:
             assert self._wake is not None
             with anyio.move_on_after(max(0.0, next_refresh - time.monotonic())):
                 await self._wake.wait()
+            if self._linger:  # let a burst gather: one round trip for many events
+                await anyio.sleep(self._linger)
             self._wake = anyio.Event()
             try:
                 if time.monotonic() >= next_refresh:
@@ -233,6 +239,8 @@ class RedisBroker:
                 if self.healthy or delay == _BACKOFF[0]:
                     logger.warning("Redis unreachable, run events buffered: %s", error)
                 self.healthy = False
+                for run in self._runs.values():  # Redis may come back empty: TTLs again
+                    run.expiring = False
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _BACKOFF[1])
                 self._wake.set()
@@ -272,7 +280,7 @@ class RedisBroker:
 
     async def _write(self, dirty: list[tuple[str, _Run]]) -> None:
         """XADD every buffered event with its id, then EXPIRE (pipelined, one round trip)."""
-        sent: list[tuple[str, _Run, list[_Entry]]] = []
+        sent: list[tuple[str, _Run, list[_Entry], bool]] = []
         async with self._client.pipeline(transaction=False) as pipe:
             for run_id, run in dirty:
                 entries = self._assign(run)
@@ -282,16 +290,18 @@ class RedisBroker:
                 for entry in entries:
                     pipe.xadd(stream, entry.fields, id=entry.id, maxlen=self._maxlen,
                               approximate=False)
-                ttl = self._ttl(run) if entry.fields is _END else self._open_ttl
-                pipe.expire(stream, ttl)
-                pipe.set(flag, b"1" if run.resumable else b"0", ex=ttl)  # again after a restart
-                sent.append((run_id, run, entries))
+                closing = entries[-1].fields is _END
+                if closing or not run.expiring:  # new stream, restarted Redis, or the end
+                    ttl = self._ttl(run) if closing else self._open_ttl
+                    pipe.expire(stream, ttl)
+                    pipe.set(flag, b"1" if run.resumable else b"0", ex=ttl)
+                sent.append((run_id, run, entries, closing or not run.expiring))
             if not sent:
                 return
             try:
                 replies = await pipe.execute(raise_on_error=False)
-            except DOWN:
-                for _, _, entries in sent:
+            except BaseException:  # broken or cancelled mid-way: Redis may have some of them
+                for _, _, entries, _ in sent:
                     for entry in entries:
                         entry.maybe_written = True
                 raise
@@ -316,16 +326,21 @@ class RedisBroker:
     def _ttl(self, run: _Run) -> int:
         return self._resumable_ttl if run.resumable else self._closed_ttl
 
-    def _acknowledge(self, sent: list[tuple[str, _Run, list[_Entry]]], replies: Any) -> None:
-        for run_id, run, entries in sent:
+    def _acknowledge(self, sent: list[tuple[str, _Run, list[_Entry], bool]], replies: Any
+                     ) -> None:
+        for run_id, run, entries, expired in sent:
             # An id Redis refuses (not above the stream's last) that we never sent before:
             # another host wrote this run's stream meanwhile. Those from there on are renumbered.
-            refused = [isinstance(next(replies), ResponseError) and not e.maybe_written
-                       for e in entries]
-            next(replies), next(replies)  # EXPIRE and SET
+            answers = [next(replies) for _ in entries]
+            refused = [isinstance(a, ResponseError) and not e.maybe_written
+                       for a, e in zip(answers, entries, strict=True)]
+            if expired:
+                next(replies), next(replies)  # EXPIRE and SET
+                run.expiring = True
             if any(refused):
-                run.unsent = run.unsent[refused.index(True):]
-                self._requeue(run_id, run)
+                first = refused.index(True)
+                run.unsent = run.unsent[first:]
+                self._requeue(run_id, run, answers[first])
                 continue
             run.unsent = []
             if run.queue:
@@ -333,9 +348,10 @@ class RedisBroker:
             elif run.closed and self._runs.get(run_id) is run:
                 del self._runs[run_id]  # flushed to its end: nothing of it stays here
 
-    def _requeue(self, run_id: str, run: _Run) -> None:
+    def _requeue(self, run_id: str, run: _Run, error: object) -> None:
         """Ids taken by another writer: re-read the stream's end and number them again."""
-        logger.warning("Run %s: stream written by another host, renumbering", run_id)
+        logger.warning("Run %s: stream written by another host (%s), renumbering", run_id,
+                       error)
         items = [None if e.fields is _END else (e.fields[b"e"], e.fields[b"d"])
                  for e in run.unsent]
         run.queue.extendleft(reversed(items))  # type: ignore[arg-type]

@@ -106,8 +106,8 @@ class Signals:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _BACKOFF[1])
                 continue
-            for _ in batch:  # the outbox may have dropped its oldest meanwhile: same count
-                if self._outbox:
+            for _ in batch:  # (had the full outbox dropped its oldest meanwhile, unsent
+                if self._outbox:  # newer ones go here: best effort, the DB poll is behind)
                     self._outbox.popleft()
             self._sending, delay = True, _BACKOFF[0]
 
