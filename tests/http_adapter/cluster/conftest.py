@@ -25,7 +25,7 @@ class Finished:
 
 
 @asynccontextmanager
-async def hosts(url: str, count: int = 2, **options: Any
+async def brokers(url: str, count: int = 2, **options: Any
                 ) -> AsyncIterator[tuple[list[RedisBroker], Finished]]:
     """`count` brokers, each on its own connections and serving: as many hosts."""
     finished = Finished()

@@ -15,7 +15,7 @@ from http_adapter.agent_server.cluster.broker import RedisBroker, RedisSubscript
 from http_adapter.agent_server.encode import sse_frame
 from tests.services import RedisServer
 
-from .conftest import hosts
+from .conftest import brokers
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +74,7 @@ async def until_flushed(client: Redis, run_id: str, count: int) -> None:
 
 async def test_two_hosts_live_replay_and_mid_run_join(redis_url: str) -> None:
     client = Redis.from_url(redis_url)
-    async with hosts(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
+    async with brokers(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
         live = Reader(b.attach(RUN))  # before the run exists anywhere: sees it all
         tg.start_soon(live.run)
         a.open(RUN, resumable=True)
@@ -105,7 +105,7 @@ async def test_local_join_is_exact_and_creating_host_sees_all(redis_url: str) ->
     """A subscriber on the producing host joins at exactly its call (events buffered before it
     are not shown); a host that opened the run and attached before it ran (create with
     `stream`) sees every event another host produces."""
-    async with hosts(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
+    async with brokers(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
         b.open(RUN, resumable=False)
         creator = Reader(b.attach(RUN))
         tg.start_soon(creator.run)
@@ -125,7 +125,7 @@ async def test_local_join_is_exact_and_creating_host_sees_all(redis_url: str) ->
 
 
 async def test_retried_run_continues_the_counter_on_another_host(redis_url: str) -> None:
-    async with hosts(redis_url, 3) as ([a, b, c], _):
+    async with brokers(redis_url, 3) as ([a, b, c], _):
         a.open(RUN, resumable=True)
         for i in range(3):
             a.publish(RUN, "values", data(i))
@@ -149,7 +149,7 @@ async def test_retried_run_continues_the_counter_on_another_host(redis_url: str)
 async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
     """Events published while Redis is down are buffered (publish neither raises nor waits)
     and arrive after the restart with their ids; the subscriber goes on from its cursor."""
-    async with hosts(own_redis.url) as ([a, b], _), anyio.create_task_group() as tg:
+    async with brokers(own_redis.url) as ([a, b], _), anyio.create_task_group() as tg:
         a.open(RUN, resumable=True)
         reader = Reader(b.attach(RUN))
         tg.start_soon(reader.run)
@@ -173,7 +173,7 @@ async def test_maxlen_and_ttls_bound_memory(redis_url: str) -> None:
     other = "1f0c0000-0000-6000-8000-000000000002"
     options: dict[str, Any] = {"maxlen": 10, "open_ttl": 30, "resumable_ttl": 20,
                                "closed_ttl": 5}
-    async with hosts(redis_url, 1, **options) as ([a], _):
+    async with brokers(redis_url, 1, **options) as ([a], _):
         a.open(RUN, resumable=True)
         a.open(other)
         for i in range(50):
@@ -207,7 +207,7 @@ async def _blocked_clients(client: Redis) -> int:
 
 async def test_abandoned_subscriber_leaves_nothing(redis_url: str) -> None:
     client = Redis.from_url(redis_url)
-    async with hosts(redis_url) as ([a, b], _):
+    async with brokers(redis_url) as ([a, b], _):
         a.open(RUN, resumable=True)
         a.publish(RUN, "values", data(0))
         await until_flushed(client, RUN, 1)
@@ -234,7 +234,7 @@ async def test_abandoned_subscriber_leaves_nothing(redis_url: str) -> None:
 
 
 async def test_is_finished_ends_a_stream_whose_producer_died(redis_url: str) -> None:
-    async with hosts(redis_url) as ([a, b], finished), anyio.create_task_group() as tg:
+    async with brokers(redis_url) as ([a, b], finished), anyio.create_task_group() as tg:
         a.open(RUN, resumable=True)
         for i in range(3):
             a.publish(RUN, "values", data(i))
@@ -254,7 +254,7 @@ async def test_is_finished_ends_a_stream_whose_producer_died(redis_url: str) -> 
 
 async def test_full_buffer_drops_and_logs(own_redis: RedisServer,
                                           caplog: pytest.LogCaptureFixture) -> None:
-    async with hosts(own_redis.url, 2, buffer=20) as ([a, b], _):
+    async with brokers(own_redis.url, 2, buffer=20) as ([a, b], _):
         a.open(RUN, resumable=True)
         a.publish(RUN, "values", data(0))
         async with Redis.from_url(own_redis.url) as client:
