@@ -51,6 +51,11 @@ _REPLAY_ALL: EventKey = (-1, -1)
 _BACKOFF = (0.05, 2.0)
 
 
+def now_ms() -> int:
+    """This host's wall clock; entry ids never go below the stream's last (clocks differ)."""
+    return time.time_ns() // 1_000_000
+
+
 def parse_id(raw: bytes | str) -> EventKey:
     text = raw.decode() if isinstance(raw, bytes) else raw
     ms, _, n = text.partition("-")
@@ -113,7 +118,7 @@ class RedisBroker:
         self._buffer = buffer
         self._block_ms = max(1, int(block * 1000))
         self._batch = batch
-        self._keep_idle = keep_idle
+        self._keep_idle = self._evict_at = keep_idle
         self._linger = linger
         self._runs: dict[str, _Run] = {}
         self._dirty: dict[str, _Run] = {}
@@ -127,7 +132,7 @@ class RedisBroker:
         run = self._runs.get(run_id)
         if run is None:
             self._runs[run_id] = run = _Run(resumable)
-            if len(self._runs) > self._keep_idle:
+            if len(self._runs) > self._evict_at:
                 self._evict()
         else:  # a retried run (new attempt) on this host goes on after its end marker
             run.closed = False
@@ -194,7 +199,8 @@ class RedisBroker:
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 try:
-                    await self._flush()
+                    while self._dirty or self._deletes:
+                        await self._flush()
                 except DOWN:
                     pass
             with anyio.CancelScope(shield=True):
@@ -212,6 +218,8 @@ class RedisBroker:
                 and not r.queue and i not in self._dirty]
         for run_id in idle[: len(self._runs) - self._keep_idle * 9 // 10]:
             del self._runs[run_id]
+        # all busy: look again only after a tenth more (not a scan per open)
+        self._evict_at = max(self._keep_idle, len(self._runs) + self._keep_idle // 10)
 
     def _kick(self) -> None:
         if self._wake is not None:
@@ -313,7 +321,7 @@ class RedisBroker:
         ms, n = run.last
         while run.queue and len(run.unsent) < self._batch:
             item = run.queue.popleft()
-            ms = max(ms, time.time_ns() // 1_000_000)
+            ms = max(ms, now_ms())
             if item is None:
                 ms = max(ms, run.last[0] + 1)  # above the last entry without spending an n
                 run.unsent.append(_Entry((ms, n), _END))

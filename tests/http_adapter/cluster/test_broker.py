@@ -146,6 +146,27 @@ async def test_retried_run_continues_the_counter_on_another_host(redis_url: str)
         assert numbers(await read_all(c.attach(RUN, last_event_id=cut))) == list(range(3, 7))
 
 
+async def test_ids_grow_when_the_retrying_host_clock_is_behind(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from http_adapter.agent_server.cluster import broker as module
+
+    async with brokers(redis_url, 3) as ([a, b, c], _):
+        a.open(RUN, resumable=True)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        async with Redis.from_url(redis_url) as client:
+            await until_flushed(client, RUN, 3)
+        behind = module.now_ms() - 3_600_000
+        monkeypatch.setattr(module, "now_ms", lambda: behind)  # B's clock: an hour late
+        b.open(RUN, resumable=True)
+        for i in range(3, 6):
+            b.publish(RUN, "values", data(i))
+        b.close(RUN)
+        events = await read_all(c.attach(RUN, last_event_id="-1"))
+        assert numbers(events) == list(range(6))  # ids still strictly increasing
+        assert all(ms > behind for (ms, _), _, _ in events)
+
+
 async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
     """Events published while Redis is down are buffered (publish neither raises nor waits)
     and arrive after the restart with their ids; the subscriber goes on from its cursor."""
