@@ -124,7 +124,7 @@ class RedisBroker:
         self._dirty: dict[str, _Run] = {}
         self._deletes: list[str] = []
         self._wake: anyio.Event | None = None
-        self.healthy = False
+        self.healthy = False  # the last flush reached Redis
 
     # -- the Broker protocol --------------------------------------------------------------------
 
@@ -227,7 +227,7 @@ class RedisBroker:
 
     async def _flush_forever(self) -> None:
         delay = _BACKOFF[0]
-        refresh = max(1.0, self._open_ttl / 4)  # EXPIRE while open, refreshed (issue 19 §6)
+        refresh = max(0.25, self._open_ttl / 4)  # EXPIRE while open, refreshed (issue 19 §6)
         next_refresh = time.monotonic() + refresh
         while True:
             assert self._wake is not None
@@ -246,7 +246,7 @@ class RedisBroker:
             except DOWN as error:
                 if self.healthy or delay == _BACKOFF[0]:
                     logger.warning("Redis unreachable, run events buffered: %s", error)
-                self.healthy = False
+                self.healthy = False  # the last flush reached Redis
                 for run in self._runs.values():  # Redis may come back empty: TTLs again
                     run.expiring = False
                 await anyio.sleep(delay)

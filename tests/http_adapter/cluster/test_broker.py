@@ -222,6 +222,17 @@ async def test_maxlen_and_ttls_bound_memory(redis_url: str) -> None:
     await client.aclose()
 
 
+async def test_open_streams_ttl_is_refreshed(redis_url: str) -> None:
+    """A long run with no event for longer than the open TTL keeps its stream."""
+    async with brokers(redis_url, 1, open_ttl=1) as ([a], _), Redis.from_url(redis_url) as client:
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        await until_flushed(client, RUN, 1)
+        await anyio.sleep(1.6)
+        assert await client.xlen(f"graphrun:run:{RUN}") == 1
+        assert 0 < await client.ttl(f"graphrun:run:{RUN}") <= 1
+
+
 async def _blocked_clients(client: Redis) -> int:
     return int((await client.info("clients"))["blocked_clients"])
 
