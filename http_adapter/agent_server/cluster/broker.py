@@ -246,7 +246,7 @@ class RedisBroker:
             except DOWN as error:
                 if self.healthy or delay == _BACKOFF[0]:
                     logger.warning("Redis unreachable, run events buffered: %s", error)
-                self.healthy = False  # the last flush reached Redis
+                self.healthy = False
                 for run in self._runs.values():  # Redis may come back empty: TTLs again
                     run.expiring = False
                 await anyio.sleep(delay)
