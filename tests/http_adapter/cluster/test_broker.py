@@ -167,6 +167,30 @@ async def test_ids_grow_when_the_retrying_host_clock_is_behind(
         assert all(ms > behind for (ms, _), _, _ in events)
 
 
+async def test_two_writers_of_one_run_lose_nothing(redis_url: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A stale attempt still writing while the retry writes too: ids Redis refuses are
+    numbered again after the stream's end, so both keep every event, in one gap-free count."""
+    async with brokers(redis_url, 3) as ([a, b, c], _):
+        a.open(RUN, resumable=True)
+        b.open(RUN, resumable=True)
+        await anyio.sleep(0.05)  # both read the same (empty) stream end
+        with caplog.at_level(logging.WARNING):
+            for i in range(10):
+                a.publish(RUN, "values", data(i))
+                b.publish(RUN, "values", data(100 + i))
+                await anyio.sleep(0.002)
+            async with Redis.from_url(redis_url) as client:
+                await until_flushed(client, RUN, 20)
+        assert "renumbering" in caplog.text
+        a.close(RUN)
+        events = await read_all(c.attach(RUN, last_event_id="-1"))
+        got = numbers(events)  # ids strictly increasing, n gap-free
+        assert sorted(got) == [*range(10), *range(100, 110)]
+        assert [i for i in got if i < 100] == list(range(10))  # each writer's own order
+        assert [i for i in got if i >= 100] == list(range(100, 110))
+
+
 async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
     """Events published while Redis is down are buffered (publish neither raises nor waits)
     and arrive after the restart with their ids; the subscriber goes on from its cursor."""
