@@ -173,12 +173,15 @@ async def test_reject_holds_across_hosts(pg_url: str) -> None:
         with pytest.raises(Conflict):
             await _enqueue(b, "t", strategy="reject")
         assert len(await rows(pg_url, "SELECT 1 FROM server_runs")) == 1
-        # concurrently on an idle thread: exactly one of two rejects gets in
-        results = await asyncio.gather(
-            _enqueue(a, "u", strategy="reject"), _enqueue(b, "u", strategy="reject"),
-            return_exceptions=True,
-        )
-        assert sorted(type(r).__name__ for r in results) == ["Conflict", "list"]
+        # concurrently on an existing idle thread: exactly one of two rejects gets in
+        for round_ in range(5):
+            await rows(pg_url, "INSERT INTO server_threads (thread_id, status, updated_at, body)"
+                               " VALUES ($1, 'idle', '', '{}')", f"u{round_}")
+            results = await asyncio.gather(
+                _enqueue(a, f"u{round_}", strategy="reject"),
+                _enqueue(b, f"u{round_}", strategy="reject"), return_exceptions=True,
+            )
+            assert sorted(type(r).__name__ for r in results) == ["Conflict", "list"]
 
 
 async def test_interrupt_and_rollback_flag_running_and_end_pending_runs(pg_url: str) -> None:
