@@ -23,7 +23,7 @@ from ..errors import Conflict
 from ..schemas import Run, Thread
 from ._schema import COMPONENT, MIGRATIONS
 
-__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "Reaped", "REJECTED"]
+__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REJECTED", "Reaped"]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
 REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts
@@ -375,6 +375,33 @@ class Ledger:
             return None
         outcome = None if row["outcome"] is None else msgspec.json.decode(row["outcome"])
         return row["status"], outcome, row["attempt"]
+
+    async def run(self, run_id: str) -> Run | None:
+        """A run's record as stored (its `status` column wins)."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, body::text FROM server_runs WHERE run_id = $1", run_id
+            )
+        return None if row is None else _run(row["body"], row["status"])
+
+    async def thread(self, thread_id: str) -> Thread | None:
+        """A thread's record as stored (its `status` column wins)."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, body::text FROM server_threads WHERE thread_id = $1", thread_id
+            )
+        if row is None:
+            return None
+        found = msgspec.json.decode(row["body"], type=Thread)
+        return found if found.status == row["status"] else msgspec.structs.replace(
+            found, status=row["status"])
+
+    async def settle_thread(self, thread: Thread, stamp: str) -> None:
+        """Store a thread's record after the reaper ended its run (busy if another is in
+        flight): its values and interrupts from the checkpoints, which SQL cannot read."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
+                               _json(thread), None)
 
     async def in_flight(self, run_id: str) -> bool:
         """Whether a run is pending or running (its waiters keep waiting)."""

@@ -1,0 +1,247 @@
+"""Two ClusterQueues (two server states, as two hosts) on one PostgreSQL database, without
+Redis: the database poll is the only signal (issue 19 §7 fallback). A run created on one host
+runs on the other; waits and cancels work from either; every multitask strategy holds across
+them; a run whose host died or drained resumes without re-running finished steps."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, TypedDict
+
+import anyio
+import pytest
+
+from checkpoints import PostgresSaver
+from engine import START, StateGraph
+from http_adapter.agent_server.cluster.queue import ClusterQueue
+from http_adapter.agent_server.errors import Conflict
+from http_adapter.agent_server.settings import Settings
+from http_adapter.agent_server.state import ServerState
+
+from ._helpers import rows, run, thread
+
+pytestmark = pytest.mark.anyio
+
+RAN: list[str] = []  # "<tag> <node>" per node execution, across both hosts
+HELD: set[str] = set()  # tags whose `slow` node waits
+
+
+class State(TypedDict, total=False):
+    tag: str
+    log: Annotated[list, operator.add]
+
+
+def one(state: State) -> dict[str, Any]:
+    RAN.append(f"{state['tag']} one")
+    return {"log": ["one"]}
+
+
+async def slow(state: State) -> dict[str, Any]:
+    RAN.append(f"{state['tag']} slow")
+    while state["tag"] in HELD:
+        await asyncio.sleep(0.02)
+    return {"log": ["slow"]}
+
+
+def three(state: State) -> dict[str, Any]:
+    RAN.append(f"{state['tag']} three")
+    return {"log": ["three"]}
+
+
+_builder = StateGraph(State)
+for _name, _node in (("one", one), ("slow", slow), ("three", three)):
+    _builder.add_node(_name, _node)
+_builder.add_edge(START, "one")
+_builder.add_edge("one", "slow")
+_builder.add_edge("slow", "three")
+GRAPH = _builder.compile()
+
+
+class Host:
+    def __init__(self, state: ServerState, queue: ClusterQueue) -> None:
+        self.state, self.queue = state, queue
+        self.scope = anyio.CancelScope()
+
+
+@asynccontextmanager
+async def hosts(url: str, n: int = 2, **options: Any) -> AsyncIterator[list[Host]]:
+    """`n` hosts serving one database (each its own state, saver, queue and heartbeat)."""
+    options = {"lease": 1.0, "heartbeat": 0.25, "reaper": 0.3, "poll": 0.3, **options}
+    made: list[Host] = []
+    for _ in range(n):
+        state = ServerState(Settings(graphs={"agent": GRAPH}, data_dir=None, workers=4))
+        await state.open()
+        state.saver = PostgresSaver(url)
+        made.append(Host(state, ClusterQueue(state, url, **options)))
+    try:
+        async with anyio.create_task_group() as tg:
+            for host in made:
+                tg.start_soon(_serve, host)
+            yield made
+            tg.cancel_scope.cancel()
+    finally:
+        for host in made:
+            await host.queue.close()
+            await host.state.close()
+        RAN.clear()
+        HELD.clear()
+
+
+async def _serve(host: Host) -> None:
+    with host.scope:
+        await host.queue.serve()
+
+
+async def start(host: Host, tag: str, thread_id: str, strategy: str = "enqueue") -> str:
+    t = thread(thread_id)
+    t = type(t)(**{**{f: getattr(t, f) for f in t.__struct_fields__}, "metadata": {"graph_id": "agent"}})
+    r = run(thread_id, strategy, input={"tag": tag})
+    await host.queue.create(r, t)
+    return r.run_id
+
+
+async def until(predicate: Any, timeout: float = 10.0) -> None:
+    with anyio.fail_after(timeout):
+        while not await predicate():
+            await anyio.sleep(0.02)
+
+
+async def status(url: str, run_id: str) -> str | None:
+    found = await rows(url, "SELECT status FROM server_runs WHERE run_id = $1", run_id)
+    return found[0]["status"] if found else None
+
+
+async def thread_row(url: str, thread_id: str) -> Any:
+    [found] = await rows(url, "SELECT status, body FROM server_threads WHERE thread_id = $1",
+                         thread_id)
+    return found
+
+
+async def owner(url: str, run_id: str) -> str | None:
+    found = await rows(url, "SELECT owner FROM server_runs WHERE run_id = $1", run_id)
+    return found[0]["owner"] if found else None
+
+
+async def test_a_run_created_on_one_host_runs_on_the_other_and_any_host_answers(
+    pg_url: str,
+) -> None:
+    async with hosts(pg_url) as (a, b):
+        a.scope.cancel()  # host a only takes requests: b must run the work
+        await anyio.sleep(0.1)
+        run_id = await start(a, "r1", "t1")
+        outcome = await a.queue.wait(run_id)
+        assert outcome is not None and outcome.status == "success"
+        assert outcome.values["log"] == ["one", "slow", "three"]
+        assert (await b.queue.outcome(run_id)).status == "success"
+        assert await a.queue.attempt(run_id) == 1
+        row = await thread_row(pg_url, "t1")
+        assert row["status"] == "idle" and '"three"' in row["body"]
+        assert RAN == ["r1 one", "r1 slow", "r1 three"]
+
+
+async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        HELD.add("c1")
+        run_id = await start(a, "c1", "t1")
+        await until(lambda: _ran("c1 slow"))
+        runner, other = (a, b) if run_id in a.queue._active else (b, a)
+        await other.queue.cancel(run_id, "interrupt")  # only the DB flag reaches the runner
+        outcome = await other.queue.wait(run_id)
+        assert outcome is not None and outcome.status == "interrupted"
+        assert outcome.error["error"] == "UserInterrupt"
+        assert await status(pg_url, run_id) == "interrupted"
+        assert (await thread_row(pg_url, "t1"))["status"] == "interrupted"
+        HELD.clear()
+        await anyio.sleep(1.5)  # leases lapse, the reaper runs: a cancelled run never retries
+        assert RAN.count("c1 one") == 1 and "c1 three" not in RAN
+
+
+async def _ran(entry: str) -> bool:
+    return entry in RAN
+
+
+async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        HELD.add("first")
+        first = await start(a, "first", "t1")
+        await until(lambda: _ran("first slow"))
+        with pytest.raises(Conflict):
+            await start(b, "rejected", "t1", "reject")
+        # enqueue: waits for the running one, then runs
+        queued = await start(b, "queued", "t1", "enqueue")
+        await anyio.sleep(0.5)
+        assert await status(pg_url, queued) == "pending"
+        # interrupt from b: the running run (maybe on a) and the pending one end interrupted
+        second = await start(b, "second", "t1", "interrupt")
+        assert (await b.queue.wait(first)).status == "interrupted"
+        assert (await a.queue.wait(queued)).status == "interrupted"
+        assert (await a.queue.wait(second)).status == "success"
+        assert "queued one" not in RAN and "first three" not in RAN
+        # rollback from a: the running run is deleted with its checkpoints
+        HELD.add("third")
+        third = await start(a, "third", "t1")
+        await until(lambda: _ran("third slow"))
+        fourth = await start(a, "fourth", "t1", "rollback")
+        await b.queue.wait(third)
+        assert (await a.queue.wait(fourth)).status == "success"
+        assert await status(pg_url, third) is None
+        states = [s async for s in a.state.saver.alist({"configurable": {"thread_id": "t1"}})]
+        assert {s.metadata.get("run_id") for s in states} & {third} == set()
+        row = await thread_row(pg_url, "t1")
+        assert row["status"] == "idle"
+
+
+async def test_a_dead_hosts_run_resumes_elsewhere_without_rerunning_finished_steps(
+    pg_url: str,
+) -> None:
+    async with hosts(pg_url) as (a, b):
+        b.scope.cancel()  # b starts later: a takes the run
+        await anyio.sleep(0.1)
+        HELD.add("d1")
+        run_id = await start(a, "d1", "t1")
+        await until(lambda: _ran("d1 slow"))
+        a.scope.cancel()  # host a dies: no finish, no release; its lease lapses
+        await anyio.sleep(0.1)
+        HELD.clear()
+        async with anyio.create_task_group() as tg:
+            c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
+                                           reaper=0.3, poll=0.3))
+            tg.start_soon(_serve, c)
+            outcome = await c.queue.wait(run_id)
+            tg.cancel_scope.cancel()
+        await c.queue.close()
+        assert outcome is not None and outcome.status == "success"
+        assert outcome.values["log"] == ["one", "slow", "three"]
+        assert RAN.count("d1 one") == 1  # the finished step ran once, on the dead host
+        assert RAN.count("d1 slow") == 2 and RAN.count("d1 three") == 1
+        [row] = await rows(pg_url, "SELECT attempt FROM server_runs")
+        assert row["attempt"] == 2
+
+
+async def test_drain_hands_the_run_to_another_host_without_spending_an_attempt(
+    pg_url: str,
+) -> None:
+    async with hosts(pg_url) as (a, b):
+        b.scope.cancel()
+        await anyio.sleep(0.1)
+        HELD.add("r1")
+        run_id = await start(a, "r1", "t1")
+        await until(lambda: _ran("r1 slow"))
+        await a.queue.drain(0.2)
+        assert await status(pg_url, run_id) == "pending"
+        assert RAN.count("r1 slow") == 1
+        HELD.clear()
+        async with anyio.create_task_group() as tg:
+            c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
+                                           reaper=0.3, poll=0.3))
+            tg.start_soon(_serve, c)
+            outcome = await c.queue.wait(run_id)
+            tg.cancel_scope.cancel()
+        await c.queue.close()
+        assert outcome is not None and outcome.status == "success"
+        assert RAN.count("r1 one") == 1
+        [row] = await rows(pg_url, "SELECT attempt FROM server_runs")
+        assert row["attempt"] == 1
