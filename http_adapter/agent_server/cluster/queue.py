@@ -262,7 +262,10 @@ class ClusterQueue:
             await self._attempt(claim, active)
         except Exception as error:  # the graph's errors are handled inside; this is ours
             logger.exception("Run %s failed in the queue", run_id)
-            await self._settle(claim, claim.run, failure(error), active)
+            try:
+                await self._settle(claim, claim.run, failure(error), active)
+            except Exception:  # e.g. the database is down: the reaper retries the run
+                logger.exception("Run %s could not be closed out", run_id)
         finally:
             if self._heartbeat is not None:
                 self._heartbeat.untrack(run_id)
@@ -361,6 +364,8 @@ class ClusterQueue:
                 await self.reap()
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 logger.warning("Reaping failed (will retry): %s", error)
+            except Exception:  # one bad run must not stop the reaper of every other
+                logger.exception("Reaping failed (will retry)")
 
     async def reap(self) -> Reaped | None:
         """One pass of the reaper (None: another host is reaping)."""
@@ -375,7 +380,10 @@ class ClusterQueue:
         for run in reaped.rolled_back:
             await drop_checkpoints(self.state.saver, run)
         for run in reaped.interrupted + reaped.rolled_back + reaped.exhausted:
-            await self._after_reaped(run)
+            try:
+                await self._after_reaped(run)
+            except Exception:  # the run and thread are already final in the database
+                logger.exception("Run %s: thread values after reaping not refreshed", run.run_id)
         return reaped
 
     async def _after_reaped(self, run: Run) -> None:

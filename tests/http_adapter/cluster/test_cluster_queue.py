@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypedDict
 
 import anyio
+import msgspec
 import pytest
 
 from checkpoints import PostgresSaver
@@ -95,10 +96,10 @@ async def _serve(host: Host) -> None:
         await host.queue.serve()
 
 
-async def start(host: Host, tag: str, thread_id: str, strategy: str = "enqueue") -> str:
-    t = thread(thread_id)
-    t = type(t)(**{**{f: getattr(t, f) for f in t.__struct_fields__}, "metadata": {"graph_id": "agent"}})
-    r = run(thread_id, strategy, input={"tag": tag})
+async def start(host: Host, tag: str, thread_id: str, strategy: str = "enqueue",
+                **kwargs: Any) -> str:
+    t = msgspec.structs.replace(thread(thread_id), metadata={"graph_id": "agent"})
+    r = run(thread_id, strategy, input={"tag": tag}, **kwargs)
     await host.queue.create(r, t)
     return r.run_id
 
@@ -245,3 +246,27 @@ async def test_drain_hands_the_run_to_another_host_without_spending_an_attempt(
         assert RAN.count("r1 one") == 1
         [row] = await rows(pg_url, "SELECT attempt FROM server_runs")
         assert row["attempt"] == 1
+
+
+async def test_a_pending_run_cancelled_from_another_host_ends_at_once(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        run_id = await start(a, "p1", "t1", after_seconds=30)
+        assert await status(pg_url, run_id) == "pending"
+        with anyio.fail_after(2):
+            await b.queue.cancel(run_id, "interrupt")
+            outcome = await a.queue.wait(run_id)
+        assert outcome is not None and outcome.status == "interrupted"
+        assert await status(pg_url, run_id) == "interrupted"
+        assert (await thread_row(pg_url, "t1"))["status"] == "idle"
+        assert RAN == []
+
+
+async def test_stateless_runs_stay_on_the_receiving_host(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        r = run("none", input={"tag": "s1"})
+        await a.queue.create(r, None)
+        assert b.queue.stateless(r.run_id) is None
+        outcome = await a.queue.wait(r.run_id)
+        assert outcome is not None and outcome.status == "success"
+        assert await status(pg_url, r.run_id) is None  # never in the database
+        assert RAN == ["s1 one", "s1 slow", "s1 three"]
