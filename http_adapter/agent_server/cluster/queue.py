@@ -501,6 +501,18 @@ class ClusterQueue:
             return False
         return not await (await self.open()).in_flight(run_id)
 
+    def busy(self) -> int:
+        """Runs executing on this host now (for /metrics)."""
+        return len(self._active)
+
+    def pool_stats(self) -> dict[str, int]:
+        """The queue's connection pool: size, connections in use, bound (for /metrics)."""
+        if self.ledger is None:
+            return {}
+        pool = self.ledger.pool
+        size = pool.get_size()
+        return {"size": size, "in_use": size - pool.get_idle_size(), "max": pool.get_max_size()}
+
     def stateless(self, run_id: str) -> Run | None:
         """A stateless run (kept by the host that received it) while in flight: joinable."""
         return self._stateless.get(run_id)

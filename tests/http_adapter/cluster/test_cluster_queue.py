@@ -138,6 +138,7 @@ async def test_a_run_created_on_one_host_runs_on_the_other_and_any_host_answers(
         assert outcome.values["log"] == ["one", "slow", "three"]
         assert (await b.queue.outcome(run_id)).status == "success"
         assert await a.queue.attempt(run_id) == 1
+        assert b.queue.busy() == 0 and b.queue.pool_stats()["size"] >= 1
         row = await thread_row(pg_url, "t1")
         assert row["status"] == "idle" and '"three"' in row["body"]
         assert RAN == ["r1 one", "r1 slow", "r1 three"]
