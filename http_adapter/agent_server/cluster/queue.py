@@ -465,6 +465,7 @@ class ClusterQueue:
 
     async def wait(self, run_id: str) -> Outcome | None:
         """Until the run ends, on whichever host it runs; its stored outcome."""
+        seen = False
         while True:
             if run_id in self._stateless:
                 await self._wait_signal(run_id, None)
@@ -472,8 +473,9 @@ class ClusterQueue:
             if run_id in self._outcomes:
                 return self._outcomes[run_id]
             found = await (await self.open()).state(run_id)
-            if found is None:
-                return self._outcomes.get(run_id)
+            if found is None:  # gone while we waited: rolled back on another host
+                return cancelled("rollback") if seen else None
+            seen = True
             status, stored, _ = found
             if status not in _INFLIGHT:
                 return _outcome(stored) if stored is not None else None

@@ -161,6 +161,23 @@ async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
         assert RAN.count("c1 one") == 1 and "c1 three" not in RAN
 
 
+async def _waiter(host: Host, run_id: str) -> Any:
+    """Start waiting for a run now (a task); the returned coroutine function awaits its end."""
+    done: list[Any] = []
+
+    async def wait() -> None:
+        done.append(await host.queue.wait(run_id))
+
+    task = asyncio.ensure_future(wait())
+    await anyio.sleep(0.05)
+
+    async def result() -> Any:
+        await task
+        return done[0]
+
+    return result
+
+
 async def _ran(entry: str) -> bool:
     return entry in RAN
 
@@ -186,8 +203,9 @@ async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
         HELD.add("third")
         third = await start(a, "third", "t1")
         await until(lambda: _ran("third slow"))
+        waiting = await _waiter(b, third)
         fourth = await start(a, "fourth", "t1", "rollback")
-        await b.queue.wait(third)
+        assert (await waiting()).error["error"] == "UserRollback"
         assert (await a.queue.wait(fourth)).status == "success"
         assert await status(pg_url, third) is None
         states = [s async for s in a.state.saver.alist({"configurable": {"thread_id": "t1"}})]
