@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypedDict
@@ -22,7 +24,9 @@ from http_adapter.agent_server.errors import Conflict
 from http_adapter.agent_server.settings import Settings
 from http_adapter.agent_server.state import ServerState
 
-from ._helpers import rows, run, thread
+from http_adapter.agent_server.records import now
+
+from ._helpers import ledger, rows, run, thread
 
 pytestmark = pytest.mark.anyio
 
@@ -32,6 +36,7 @@ HELD: set[str] = set()  # tags whose `slow` node waits
 
 class State(TypedDict, total=False):
     tag: str
+    block: float  # seconds `slow` blocks the event loop (a sync call in an async node)
     log: Annotated[list, operator.add]
 
 
@@ -42,6 +47,8 @@ def one(state: State) -> dict[str, Any]:
 
 async def slow(state: State) -> dict[str, Any]:
     RAN.append(f"{state['tag']} slow")
+    if state.get("block"):
+        time.sleep(state["block"])
     while state["tag"] in HELD:
         await asyncio.sleep(0.02)
     return {"log": ["slow"]}
@@ -289,3 +296,32 @@ async def test_stateless_runs_stay_on_the_receiving_host(pg_url: str) -> None:
         assert outcome is not None and outcome.status == "success"
         assert await status(pg_url, r.run_id) is None  # never in the database
         assert RAN == ["s1 one", "s1 slow", "s1 three"]
+
+
+async def test_a_node_blocking_the_event_loop_past_its_lease_is_not_run_again(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        stop = threading.Event()
+        reaped: list[Any] = []
+        other = threading.Thread(target=lambda: asyncio.run(_reap_until(pg_url, stop, reaped)))
+        other.start()  # a third host on its own loop: it reaps while our loop is stuck
+        try:
+            t = msgspec.structs.replace(thread("t1"), metadata={"graph_id": "agent"})
+            r = run("t1", input={"tag": "b1", "block": 3.5})  # 3.5 leases of 1 s
+            await a.queue.create(r, t)
+            outcome = await b.queue.wait(r.run_id)
+        finally:
+            stop.set()
+            other.join()
+        assert reaped and not any(found.requeued for found in reaped)
+        assert outcome is not None and outcome.status == "success"
+        assert RAN == ["b1 one", "b1 slow", "b1 three"]
+        assert await a.queue.attempt(r.run_id) == 1
+
+
+async def _reap_until(url: str, stop: threading.Event, reaped: list[Any]) -> None:
+    async with ledger(url, "other", lease=1.0) as book:
+        while not stop.is_set():
+            found = await book.reap(now())
+            if found is not None:
+                reaped.append(found)
+            await asyncio.sleep(0.2)
