@@ -262,8 +262,10 @@ class ClusterQueue:
             await self._attempt(claim, active)
         except Exception as error:  # the graph's errors are handled inside; this is ours
             logger.exception("Run %s failed in the queue", run_id)
+            outcome = failure(error)
+            self.state.broker.publish(run_id, "error", dumps(outcome.error))
             try:
-                await self._settle(claim, claim.run, failure(error), active)
+                await self._settle(claim, claim.run, outcome, active)
             except Exception:  # e.g. the database is down: the reaper retries the run
                 logger.exception("Run %s could not be closed out", run_id)
         finally:
@@ -282,7 +284,7 @@ class ClusterQueue:
                     kwargs=started_kwargs(claim.run.kwargs, claim.attempt, state.settings.api_url))
         state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
         if not await self.ledger.started(claim, run):
-            return  # stale before it began
+            return await self._stale(run.run_id)
         # Resume from this run's checkpoints if it wrote any, whatever the attempt number
         # (a drained run gave its attempt back): finished steps are not run again (§3).
         outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
@@ -294,23 +296,28 @@ class ClusterQueue:
     async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active) -> None:
         """Write the attempt's end (token-conditioned), then tell waiters and webhooks."""
         assert self.ledger is not None
-        if outcome.status == "error" and active.action is None:
-            self.state.broker.publish(run.run_id, "error", dumps(outcome.error))
         thread = await self.ledger.thread(run.thread_id)
         stamp = now()
         if active.action == "rollback":
             await drop_checkpoints(self.state.saver, run)
             after = await self._thread_after(thread, outcome)
             if not await self.ledger.finish_rollback(claim, after, stamp):
-                return
+                return await self._stale(run.run_id)
             self._outcomes[run.run_id] = outcome  # its record is gone: `wait` answers from here
             self._closed(run.run_id)
             return
         ended = with_(run, status=outcome.status, updated_at=stamp)
         after = await self._thread_after(thread, outcome)
         if not await self.ledger.finish(claim, ended, _stored(outcome), after, stamp):
-            return  # stale: another host owns the run now
+            return await self._stale(run.run_id)
         await self._ended(ended, outcome)
+
+    async def _stale(self, run_id: str) -> None:
+        """The attempt's end was refused. If another host owns the run now, its stream goes
+        on there; if the run was deleted (its thread was), nobody else will end it."""
+        assert self.ledger is not None
+        if await self.ledger.state(run_id) is None:
+            self._closed(run_id)
 
     async def _thread_after(self, thread: Thread | None, outcome: Outcome) -> Thread | None:
         """The thread's record as if no other run were in flight (the ledger makes it busy

@@ -36,6 +36,7 @@ HELD: set[str] = set()  # tags whose `slow` node waits
 
 class State(TypedDict, total=False):
     tag: str
+    fail: bool  # `three` raises
     block: float  # seconds `slow` blocks the event loop (a sync call in an async node)
     log: Annotated[list, operator.add]
 
@@ -56,6 +57,8 @@ async def slow(state: State) -> dict[str, Any]:
 
 def three(state: State) -> dict[str, Any]:
     RAN.append(f"{state['tag']} three")
+    if state.get("fail"):
+        raise ValueError("boom from three")
     return {"log": ["three"]}
 
 
@@ -325,3 +328,41 @@ async def _reap_until(url: str, stop: threading.Event, reaped: list[Any]) -> Non
             if found is not None:
                 reaped.append(found)
             await asyncio.sleep(0.2)
+
+
+async def test_a_failing_graph_ends_run_and_thread_in_error_with_one_error_event(
+    pg_url: str,
+) -> None:
+    async with hosts(pg_url) as (a, b):
+        b.scope.cancel()  # a runs it: its local stream is the one we read
+        await anyio.sleep(0.1)
+        t = msgspec.structs.replace(thread("t1"), metadata={"graph_id": "agent"})
+        r = run("t1", input={"tag": "f1", "fail": True})
+        _, subscription = await a.queue.create(r, t, subscribe=True)
+        names = []
+        with anyio.fail_after(10):
+            async for _key, name, _frame in subscription:
+                names.append(name)
+        outcome = await b.queue.wait(r.run_id)
+        assert outcome is not None and outcome.status == "error"
+        assert outcome.error == {"error": "ValueError", "message": "boom from three"}
+        assert names.count("error") == 1 and names[0] == "metadata"
+        row = await thread_row(pg_url, "t1")
+        assert row["status"] == "error" and "boom from three" in row["body"]
+
+
+async def test_a_run_deleted_while_running_releases_its_waiters_and_stream(pg_url: str) -> None:
+    async with hosts(pg_url) as (a, b):
+        b.scope.cancel()
+        await anyio.sleep(0.1)
+        HELD.add("x1")
+        t = msgspec.structs.replace(thread("t1"), metadata={"graph_id": "agent"})
+        r = run("t1", input={"tag": "x1"})
+        _, subscription = await a.queue.create(r, t, subscribe=True)
+        await until(lambda: _ran("x1 slow"))
+        await rows(pg_url, "DELETE FROM server_runs WHERE run_id = $1", r.run_id)
+        HELD.clear()
+        with anyio.fail_after(5):
+            async for _ in subscription:
+                pass
+            assert await a.queue.wait(r.run_id) is None
