@@ -46,7 +46,7 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     With `resume`, a run that already wrote checkpoints continues from the last of them
     (finished steps are not run again) instead of starting over from its input.
     """
-    assistant = await _assistant(state, run.assistant_id)
+    assistant = await state.assistant(run.assistant_id)
     graph = await state.graph(assistant.graph_id, stateless=stateless)
     value, config, options = engine_args(
         run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
@@ -92,11 +92,6 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
         if isinstance(last_values, dict) else last_values
     )
     return Outcome("success", values=values, interrupts=interrupts)
-
-
-async def _assistant(state: Any, assistant_id: str) -> Any:
-    found = state.assistant(assistant_id)
-    return await found if hasattr(found, "__await__") else found
 
 
 async def resume_input(saver: Any, run: Run, value: Any) -> Any:

@@ -13,7 +13,7 @@ from engine import CompiledStateGraph
 from .._graph_spec import NotAGraph, compile_graph
 from .broker import Broker
 from .errors import NotFound, UnprocessableEntity
-from .records import Records, now
+from .records import Records, RecordStore, now
 from .saver import server_saver
 from .schemas import Assistant
 from .settings import Settings
@@ -37,7 +37,7 @@ class ServerState:
         path = settings.db_path
         if path is not None and settings.data_dir is not None:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.records = Records(path)
+        self.records: RecordStore = Records(path)
         self.saver: Any = server_saver(path)
         self.store: Any = make_store(settings)  # langgraph.json `store` (issue 18)
         self._graphs: dict[str, CompiledStateGraph] = {}
@@ -59,7 +59,7 @@ class ServerState:
 
     async def _ensure_builtin(self, graph_id: str) -> None:
         assistant_id = assistant_id_for(graph_id)
-        if assistant_id in self.records.assistants:
+        if await self.records.get_assistant(assistant_id) is not None:
             return
         stamp = now()
         await self.records.put_assistant(
@@ -101,11 +101,11 @@ class ServerState:
                 f"Graph '{graph_id}' is not a graph or a graph factory"
             ) from None
 
-    def assistant(self, assistant_id: str) -> Assistant:
+    async def assistant(self, assistant_id: str) -> Assistant:
         """An assistant by id, or a graph id naming its built-in assistant (SPEC §3)."""
-        found = self.records.assistants.get(assistant_id)
+        found = await self.records.get_assistant(assistant_id)
         if found is None and assistant_id in self.settings.graphs:
-            found = self.records.assistants.get(assistant_id_for(assistant_id))
+            found = await self.records.get_assistant(assistant_id_for(assistant_id))
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found

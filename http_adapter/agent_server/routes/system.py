@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -60,7 +59,7 @@ async def info(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     """Queue, worker and record counts: Prometheus text, or JSON with `?format=json`."""
-    figures = _figures(server(request))
+    figures = await _figures(server(request))
     if request.query_params.get("format") == "json":
         return json_response(figures)
     return PlainTextResponse(
@@ -68,12 +67,11 @@ async def metrics(request: Request) -> Response:
     )
 
 
-def _figures(state: ServerState) -> dict[str, Any]:
+async def _figures(state: ServerState) -> dict[str, Any]:
     """One snapshot of the numbers, in LangGraph's JSON shape (`queue`, `workers`) plus ours."""
-    records = state.records
-    runs: Counter[str] = Counter(r.status for r in records.runs.values())
-    threads: Counter[str] = Counter(t.status for t in records.threads.values())
-    queue = _queue_numbers(state)
+    counts = await state.records.stats()
+    runs, threads = counts.runs, counts.threads
+    queue = await _queue_numbers(state)
     workers = state.settings.workers
     started = getattr(state, "started_at", None) or _IMPORTED
     return {
@@ -90,13 +88,13 @@ def _figures(state: ServerState) -> dict[str, Any]:
         },
         "runs": {s: runs.get(s, 0) for s in _RUN_STATUSES},
         "threads": {s: threads.get(s, 0) for s in _THREAD_STATUSES},
-        "assistants": len(records.assistants),
+        "assistants": counts.assistants,
         "uptime_seconds": round(time.time() - started, 3),
         "version": package_version(),
     }
 
 
-def _queue_numbers(state: ServerState) -> dict[str, Any]:
+async def _queue_numbers(state: ServerState) -> dict[str, Any]:
     """Pending and running runs, stateless ones included, and how long the pending have waited.
 
     Uses `RunQueue.stats()` when the queue offers it; otherwise reads the records and the
@@ -110,9 +108,9 @@ def _queue_numbers(state: ServerState) -> dict[str, Any]:
             return {"wait_max": None, "wait_med": None, **given}
     active = getattr(queue, "_active", {}) or {}
     stateless = getattr(queue, "_stateless", {}) or {}
-    pending = [r for r in state.records.runs.values() if r.status == "pending"]
+    pending = await state.records.runs_with_status("pending")
     pending += [r for rid, r in stateless.items() if rid not in active]
-    running = max(len(active), sum(1 for r in state.records.runs.values() if r.status == "running"))
+    running = max(len(active), (await state.records.stats()).runs.get("running", 0))
     waits = [w for w in (_age(r.created_at) for r in pending) if w is not None]
     return {
         "pending": len(pending),
