@@ -93,6 +93,7 @@ class ClusterQueue:
             )
             self.ledger = Ledger(pool, host=self.host, lease=self._lease)
             await self.ledger.migrate()
+            self._subscribe()  # waits and cancels here are pushed even when not serving
         return self.ledger
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -105,15 +106,12 @@ class ClusterQueue:
             on_lost=self._lost, connect_options=self._options,
         )
         self._heartbeat.start()
-        self._subscribe()
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._dispatch, tg)
                 tg.start_soon(self._reap_forever)
                 task_status.started()
         finally:
-            for unsubscribe in self._unsubscribe:
-                unsubscribe()
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._heartbeat.stop)
                 await self.close()
@@ -121,6 +119,9 @@ class ClusterQueue:
     async def close(self) -> None:
         """Close the database pool (idempotent; `open` or any call opens it again)."""
         ledger, self.ledger = self.ledger, None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         if ledger is not None:
             await ledger.pool.close()
 

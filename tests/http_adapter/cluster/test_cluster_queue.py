@@ -6,134 +6,23 @@ them; a run whose host died or drained resumes without re-running finished steps
 from __future__ import annotations
 
 import asyncio
-import operator
 import threading
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import anyio
 import msgspec
 import pytest
 
-from checkpoints import PostgresSaver
-from engine import START, StateGraph
 from http_adapter.agent_server.cluster.queue import ClusterQueue
 from http_adapter.agent_server.errors import Conflict
-from http_adapter.agent_server.settings import Settings
-from http_adapter.agent_server.state import ServerState
-
 from http_adapter.agent_server.records import now
 
 from ._helpers import ledger, rows, run, thread
+from ._queue_hosts import (
+    HELD, RAN, Host, hosts, ran, serve, start, status, thread_row, until, waiter,
+)
 
 pytestmark = pytest.mark.anyio
-
-RAN: list[str] = []  # "<tag> <node>" per node execution, across both hosts
-HELD: set[str] = set()  # tags whose `slow` node waits
-
-
-class State(TypedDict, total=False):
-    tag: str
-    fail: bool  # `three` raises
-    block: float  # seconds `slow` blocks the event loop (a sync call in an async node)
-    log: Annotated[list, operator.add]
-
-
-def one(state: State) -> dict[str, Any]:
-    RAN.append(f"{state['tag']} one")
-    return {"log": ["one"]}
-
-
-async def slow(state: State) -> dict[str, Any]:
-    RAN.append(f"{state['tag']} slow")
-    if state.get("block"):
-        time.sleep(state["block"])
-    while state["tag"] in HELD:
-        await asyncio.sleep(0.02)
-    return {"log": ["slow"]}
-
-
-def three(state: State) -> dict[str, Any]:
-    RAN.append(f"{state['tag']} three")
-    if state.get("fail"):
-        raise ValueError("boom from three")
-    return {"log": ["three"]}
-
-
-_builder = StateGraph(State)
-for _name, _node in (("one", one), ("slow", slow), ("three", three)):
-    _builder.add_node(_name, _node)
-_builder.add_edge(START, "one")
-_builder.add_edge("one", "slow")
-_builder.add_edge("slow", "three")
-GRAPH = _builder.compile()
-
-
-class Host:
-    def __init__(self, state: ServerState, queue: ClusterQueue) -> None:
-        self.state, self.queue = state, queue
-        self.scope = anyio.CancelScope()
-
-
-@asynccontextmanager
-async def hosts(url: str, n: int = 2, **options: Any) -> AsyncIterator[list[Host]]:
-    """`n` hosts serving one database (each its own state, saver, queue and heartbeat)."""
-    options = {"lease": 1.0, "heartbeat": 0.25, "reaper": 0.3, "poll": 0.3, **options}
-    made: list[Host] = []
-    for _ in range(n):
-        state = ServerState(Settings(graphs={"agent": GRAPH}, data_dir=None, workers=4))
-        await state.open()
-        state.saver = PostgresSaver(url)
-        made.append(Host(state, ClusterQueue(state, url, **options)))
-    try:
-        async with anyio.create_task_group() as tg:
-            for host in made:
-                tg.start_soon(_serve, host)
-            yield made
-            tg.cancel_scope.cancel()
-    finally:
-        for host in made:
-            await host.queue.close()
-            await host.state.close()
-        RAN.clear()
-        HELD.clear()
-
-
-async def _serve(host: Host) -> None:
-    with host.scope:
-        await host.queue.serve()
-
-
-async def start(host: Host, tag: str, thread_id: str, strategy: str = "enqueue",
-                **kwargs: Any) -> str:
-    t = msgspec.structs.replace(thread(thread_id), metadata={"graph_id": "agent"})
-    r = run(thread_id, strategy, input={"tag": tag}, **kwargs)
-    await host.queue.create(r, t)
-    return r.run_id
-
-
-async def until(predicate: Any, timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not await predicate():
-            await anyio.sleep(0.02)
-
-
-async def status(url: str, run_id: str) -> str | None:
-    found = await rows(url, "SELECT status FROM server_runs WHERE run_id = $1", run_id)
-    return found[0]["status"] if found else None
-
-
-async def thread_row(url: str, thread_id: str) -> Any:
-    [found] = await rows(url, "SELECT status, body FROM server_threads WHERE thread_id = $1",
-                         thread_id)
-    return found
-
-
-async def owner(url: str, run_id: str) -> str | None:
-    found = await rows(url, "SELECT owner FROM server_runs WHERE run_id = $1", run_id)
-    return found[0]["owner"] if found else None
 
 
 async def test_a_run_created_on_one_host_runs_on_the_other_and_any_host_answers(
@@ -158,7 +47,7 @@ async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
     async with hosts(pg_url) as (a, b):
         HELD.add("c1")
         run_id = await start(a, "c1", "t1")
-        await until(lambda: _ran("c1 slow"))
+        await until(lambda: ran("c1 slow"))
         runner, other = (a, b) if run_id in a.queue._active else (b, a)
         await other.queue.cancel(run_id, "interrupt")  # only the DB flag reaches the runner
         outcome = await other.queue.wait(run_id)
@@ -171,32 +60,11 @@ async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
         assert RAN.count("c1 one") == 1 and "c1 three" not in RAN
 
 
-async def _waiter(host: Host, run_id: str) -> Any:
-    """Start waiting for a run now (a task); the returned coroutine function awaits its end."""
-    done: list[Any] = []
-
-    async def wait() -> None:
-        done.append(await host.queue.wait(run_id))
-
-    task = asyncio.ensure_future(wait())
-    await anyio.sleep(0.05)
-
-    async def result() -> Any:
-        await task
-        return done[0]
-
-    return result
-
-
-async def _ran(entry: str) -> bool:
-    return entry in RAN
-
-
 async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
     async with hosts(pg_url) as (a, b):
         HELD.add("first")
         first = await start(a, "first", "t1")
-        await until(lambda: _ran("first slow"))
+        await until(lambda: ran("first slow"))
         with pytest.raises(Conflict):
             await start(b, "rejected", "t1", "reject")
         # enqueue: waits for the running one, then runs
@@ -212,8 +80,8 @@ async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
         # rollback from a: the running run is deleted with its checkpoints
         HELD.add("third")
         third = await start(a, "third", "t1")
-        await until(lambda: _ran("third slow"))
-        waiting = await _waiter(b, third)
+        await until(lambda: ran("third slow"))
+        waiting = await waiter(b, third)
         fourth = await start(a, "fourth", "t1", "rollback")
         assert (await waiting()).error["error"] == "UserRollback"
         assert (await a.queue.wait(fourth)).status == "success"
@@ -232,14 +100,14 @@ async def test_a_dead_hosts_run_resumes_elsewhere_without_rerunning_finished_ste
         await anyio.sleep(0.1)
         HELD.add("d1")
         run_id = await start(a, "d1", "t1")
-        await until(lambda: _ran("d1 slow"))
+        await until(lambda: ran("d1 slow"))
         a.scope.cancel()  # host a dies: no finish, no release; its lease lapses
         await anyio.sleep(0.1)
         HELD.clear()
         async with anyio.create_task_group() as tg:
             c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
                                            reaper=0.3, poll=0.3))
-            tg.start_soon(_serve, c)
+            tg.start_soon(serve, c)
             outcome = await c.queue.wait(run_id)
             tg.cancel_scope.cancel()
         await c.queue.close()
@@ -259,7 +127,7 @@ async def test_drain_hands_the_run_to_another_host_without_spending_an_attempt(
         await anyio.sleep(0.1)
         HELD.add("r1")
         run_id = await start(a, "r1", "t1")
-        await until(lambda: _ran("r1 slow"))
+        await until(lambda: ran("r1 slow"))
         await a.queue.drain(0.2)
         assert await status(pg_url, run_id) == "pending"
         assert RAN.count("r1 slow") == 1
@@ -267,7 +135,7 @@ async def test_drain_hands_the_run_to_another_host_without_spending_an_attempt(
         async with anyio.create_task_group() as tg:
             c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
                                            reaper=0.3, poll=0.3))
-            tg.start_soon(_serve, c)
+            tg.start_soon(serve, c)
             outcome = await c.queue.wait(run_id)
             tg.cancel_scope.cancel()
         await c.queue.close()
@@ -359,7 +227,7 @@ async def test_a_run_deleted_while_running_releases_its_waiters_and_stream(pg_ur
         t = msgspec.structs.replace(thread("t1"), metadata={"graph_id": "agent"})
         r = run("t1", input={"tag": "x1"})
         _, subscription = await a.queue.create(r, t, subscribe=True)
-        await until(lambda: _ran("x1 slow"))
+        await until(lambda: ran("x1 slow"))
         await rows(pg_url, "DELETE FROM server_runs WHERE run_id = $1", r.run_id)
         HELD.clear()
         with anyio.fail_after(5):
