@@ -123,13 +123,13 @@ class Ledger:
         stop) and end the pending ones here."""
         done = Enqueued()
         async with self.pool.acquire() as conn, conn.transaction():
+            # Creates the thread's row if need be and locks it either way (DO UPDATE locks):
+            # concurrent creates on one thread decide their strategies one after the other.
             await conn.execute(
                 "INSERT INTO server_threads (thread_id, status, updated_at, body) "
-                "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) DO NOTHING",
+                "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
+                "DO UPDATE SET status = server_threads.status",
                 thread.thread_id, stamp, _json(thread),
-            )
-            await conn.execute(
-                "SELECT 1 FROM server_threads WHERE thread_id = $1 FOR UPDATE", thread.thread_id
             )
             inflight = await conn.fetch(
                 "SELECT run_id, status, body::text FROM server_runs "
