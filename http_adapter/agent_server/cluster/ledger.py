@@ -73,6 +73,12 @@ def _run(body: str, status: str) -> Run:
     return run if run.status == status else msgspec.structs.replace(run, status=status)
 
 
+# Lock order, everywhere: a thread's row, then its runs' rows (enqueue displacing a running run
+# and an attempt finishing it would otherwise deadlock). A thread's status is settled by its own
+# statement after the lock is held, so its snapshot sees every run committed before (a status
+# computed in the statement that waited for the lock would miss a run enqueued meanwhile).
+_LOCK_THREAD = "SELECT 1 FROM server_threads WHERE thread_id = $1 FOR UPDATE"
+
 # The thread row after a run ended or was cancelled: `busy` while another run of it is pending
 # or running (SPEC §3), else `$2`; the body is `$4` (or kept) patched with `$5`. Runs under the thread row's lock, in the caller's transaction.
 _SETTLE_THREAD = """
@@ -211,6 +217,7 @@ class Ledger:
         if run.status in _INFLIGHT:
             raise ValueError(f"finish needs a final status, not {run.status!r}")
         async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, run.thread_id)
             result = await conn.execute(
                 "UPDATE server_runs SET status = $3, body = $4::jsonb, outcome = $5::jsonb, "
                 "owner = NULL, lease_until = NULL "
@@ -227,6 +234,7 @@ class Ledger:
     async def finish_rollback(self, claim: Claim, thread: Thread | None, stamp: str) -> bool:
         """A run cancelled with `rollback`: delete it (token-conditioned) and settle its thread."""
         async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, claim.run.thread_id)
             result = await conn.execute(
                 "DELETE FROM server_runs WHERE run_id = $1 AND token = $2 AND status = 'running'",
                 claim.run.run_id, claim.token,
@@ -271,6 +279,10 @@ class Ledger:
         """End a run that never started, only if it is still pending (else its owner or the
         reaper ends it): `interrupt` marks it interrupted, `rollback` deletes it."""
         async with self.pool.acquire() as conn, conn.transaction():
+            thread_id = await conn.fetchval(
+                "SELECT thread_id FROM server_runs WHERE run_id = $1", run_id
+            )
+            await conn.execute(_LOCK_THREAD, thread_id)
             row = await conn.fetchrow(
                 "SELECT body::text FROM server_runs WHERE run_id = $1 AND status = 'pending' "
                 "FOR UPDATE", run_id,
@@ -323,13 +335,19 @@ class Ledger:
         async with self.pool.acquire() as conn, conn.transaction():
             if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", REAPER_LOCK):
                 return None
-            rows = await conn.fetch(
-                "SELECT run_id, thread_id, attempt, cancel_action, body::text FROM server_runs "
-                "WHERE status = 'running' AND lease_until < now() ORDER BY seq "
-                "FOR UPDATE SKIP LOCKED"
+            lapsed = await conn.fetch(
+                "SELECT run_id, thread_id FROM server_runs "
+                "WHERE status = 'running' AND lease_until < now() ORDER BY seq"
             )
-            for row in rows:
-                await self._reap_one(conn, row, stamp, reaped)
+            for found in lapsed:
+                await conn.execute(_LOCK_THREAD, found["thread_id"])
+                row = await conn.fetchrow(  # still lapsed now that we hold the locks?
+                    "SELECT run_id, thread_id, attempt, cancel_action, body::text "
+                    "FROM server_runs WHERE run_id = $1 AND status = 'running' "
+                    "AND lease_until < now() FOR UPDATE", found["run_id"],
+                )
+                if row is not None:
+                    await self._reap_one(conn, row, stamp, reaped)
         return reaped
 
     async def _reap_one(self, conn: asyncpg.Connection, row: asyncpg.Record, stamp: str,
@@ -400,6 +418,7 @@ class Ledger:
         """Store a thread's record after the reaper ended its run (busy if another is in
         flight): its values and interrupts from the checkpoints, which SQL cannot read."""
         async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, thread.thread_id)
             await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
                                _json(thread), None)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 
 from http_adapter.agent_server.cluster.ledger import BUDGET, REAPER_LOCK, Claim, Ledger
@@ -28,8 +29,6 @@ async def _enqueue(book: Ledger, thread_id: str, n: int = 1, **kw: Any) -> list[
 
 
 def _done(claim: Claim, status: str = "success") -> Any:
-    import msgspec
-
     return msgspec.structs.replace(claim.run, status=status)
 
 
@@ -88,8 +87,6 @@ async def test_a_stale_attempt_changes_nothing(pg_url: str) -> None:
 
 
 def _fields(record: Any) -> dict[str, Any]:
-    import msgspec
-
     return msgspec.structs.asdict(record)
 
 
@@ -217,3 +214,21 @@ async def test_cancel_of_a_pending_run_is_conditional_on_it_still_pending(pg_url
         assert ended is not None and ended.status == "interrupted"
         [row] = await rows(pg_url, "SELECT status FROM server_threads WHERE thread_id = 'u'")
         assert row["status"] == "idle"
+
+
+async def test_a_run_ending_while_another_is_enqueued_leaves_its_thread_busy(pg_url: str) -> None:
+    async with ledger(pg_url, "a") as a, ledger(pg_url, "b") as b:
+        for round_ in range(20):
+            thread_id = f"t{round_}"
+            await _enqueue(a, thread_id)
+            claim = await a.claim()
+            assert claim is not None
+            idle = msgspec.structs.replace(thread(thread_id), status="idle")
+            finished, _ = await asyncio.gather(
+                a.finish(claim, _done(claim), {"status": "success"}, idle, now()),
+                b.enqueue(run(thread_id), thread(thread_id), now()),
+            )
+            assert finished
+            [row] = await rows(pg_url, "SELECT status, body->>'status' AS b FROM server_threads "
+                                       "WHERE thread_id = $1", thread_id)
+            assert (row["status"], row["b"]) == ("busy", "busy"), round_
