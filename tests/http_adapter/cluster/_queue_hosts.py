@@ -1,5 +1,5 @@
-"""Hosts for the cluster queue's tests: each its own server state, saver and ClusterQueue on
-one PostgreSQL database (and optionally its own Signals on one Redis), all in this process.
+"""Hosts for the cluster queue's tests: each its own server state (PgRecords, PostgresSaver)
+and ClusterQueue on one PostgreSQL database (and optionally its own Signals on one Redis), all in this process.
 
 The graph notes every node execution in `RAN`; its `slow` node waits while its tag is in
 `HELD`, so a test can act while a run is inside it.
@@ -20,6 +20,7 @@ import msgspec
 from checkpoints import PostgresSaver
 from engine import START, StateGraph
 from http_adapter.agent_server.cluster.queue import ClusterQueue
+from http_adapter.agent_server.cluster.records import PgRecords
 from http_adapter.agent_server.settings import Settings
 from http_adapter.agent_server.state import ServerState
 
@@ -81,8 +82,9 @@ async def hosts(url: str, n: int = 2, *, signals: Any = None,
     made: list[Host] = []
     for _ in range(n):
         state = ServerState(Settings(graphs={"agent": GRAPH}, data_dir=None, workers=4))
-        await state.open()
+        state.records = PgRecords(url)  # every record in the one database, as in production
         state.saver = PostgresSaver(url)
+        await state.open()
         queue = ClusterQueue(state, url, signals=signals() if signals else None, **options)
         made.append(Host(state, queue))
     try:

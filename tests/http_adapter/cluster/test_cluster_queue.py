@@ -41,6 +41,12 @@ async def test_a_run_created_on_one_host_runs_on_the_other_and_any_host_answers(
         row = await thread_row(pg_url, "t1")
         assert row["status"] == "idle" and '"three"' in row["body"]
         assert RAN == ["r1 one", "r1 slow", "r1 three"]
+        # what the routes read (PgRecords) on either host
+        found = await a.state.records.get_run(run_id)
+        assert found.status == "success" and found.kwargs["input"] == {"tag": "r1"}
+        thread_record = await b.state.records.get_thread("t1")
+        assert thread_record.status == "idle"
+        assert thread_record.values["log"] == ["one", "slow", "three"]
 
 
 async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
@@ -90,6 +96,8 @@ async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
         assert {s.metadata.get("run_id") for s in states} & {third} == set()
         row = await thread_row(pg_url, "t1")
         assert row["status"] == "idle"
+        statuses = [r.status for r in await b.state.records.runs_of("t1")]
+        assert statuses == ["interrupted", "interrupted", "success", "success"]
 
 
 async def test_a_dead_hosts_run_resumes_elsewhere_without_rerunning_finished_steps(
