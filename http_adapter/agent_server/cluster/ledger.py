@@ -42,6 +42,7 @@ class Claim:
     token: uuid.UUID
     attempt: int
     cancel_action: str | None
+    claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
 
 
 @dataclasses.dataclass(slots=True)
@@ -94,14 +95,14 @@ WHERE thread_id = $1::text
 
 _CLAIM = """
 UPDATE server_runs SET status = 'running', attempt = attempt + 1, token = gen_random_uuid(),
-    owner = $1, lease_until = now() + make_interval(secs => $2)
+    owner = $1, lease_until = now() + make_interval(secs => $2), claims = claims + 1
 WHERE run_id = (
     SELECT r.run_id FROM server_runs r
     WHERE r.status = 'pending' AND r.not_before <= now() AND NOT EXISTS (
         SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running'
             OR (o.status = 'pending' AND o.seq < r.seq AND o.not_before <= now())))
     ORDER BY r.seq FOR UPDATE SKIP LOCKED LIMIT 1)
-RETURNING run_id, body::text, attempt, token, cancel_action
+RETURNING run_id, body::text, attempt, token, cancel_action, claims
 """
 
 
@@ -197,7 +198,8 @@ class Ledger:
             if row is None:
                 return None
             run = _run(row["body"], "running")
-            return Claim(run, row["token"], row["attempt"], row["cancel_action"])
+            return Claim(run, row["token"], row["attempt"], row["cancel_action"],
+                         claimed_before=row["claims"] > 1)
 
     async def started(self, claim: Claim, run: Run) -> bool:
         """Store the running run's body (its kwargs as this attempt started them)."""

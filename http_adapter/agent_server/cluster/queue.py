@@ -12,6 +12,7 @@ Stateless runs stay in the receiving process (not durable), as in the embedded q
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import os
@@ -44,6 +45,7 @@ logger = logging.getLogger("http_adapter.cluster.queue")
 
 _INFLIGHT = ("pending", "running")
 _STOPPED = ("release", "lost")  # a drained or stale attempt: it writes nothing
+_REMEMBERED = 10_000  # outcomes of runs that ended on this host, kept for `wait`
 
 
 def host_name() -> str:
@@ -77,7 +79,9 @@ class ClusterQueue:
         self._claims: dict[str, Claim] = {}
         self._gone = anyio.Event()  # set whenever an attempt leaves this host
         self._waiters: dict[str, anyio.Event] = {}
-        self._outcomes: dict[str, Outcome] = {}  # stateless runs and rolled-back runs
+        # How runs ended here: answers `wait` without a query (stateless and rolled-back runs
+        # have no stored outcome). Bounded: older ones are read from the database.
+        self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
         self._stateless: dict[str, Run] = {}
         self._stateless_due: dict[str, float] = {}
         self._unsubscribe: list[Any] = []
@@ -198,7 +202,7 @@ class ClusterQueue:
         for ended in done.finalised:
             await self._ended(ended, cancelled(run.multitask_strategy))
         for run_id in done.deleted:  # its record is gone: `wait` answers from here
-            self._outcomes[run_id] = cancelled("rollback")
+            self._remember(run_id, cancelled("rollback"))
             self._closed(run_id)
         self.wake()
         self._signal("wake")
@@ -286,10 +290,11 @@ class ClusterQueue:
         state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
         if not await self.ledger.started(claim, run):
             return await self._stale(run.run_id)
-        # Resume from this run's checkpoints if it wrote any, whatever the attempt number
-        # (a drained run gave its attempt back): finished steps are not run again (§3).
+        # A run claimed before resumes from its checkpoints if it wrote any, whatever the
+        # attempt number says (a drained run gave its attempt back): finished steps are not
+        # run again (§3). A first claim has none: no look-up.
         outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
-                               resume=True)
+                               resume=claim.claimed_before)
         if active.action in _STOPPED:
             return
         await self._settle(claim, run, outcome, active)
@@ -304,7 +309,7 @@ class ClusterQueue:
             after = await self._thread_after(thread, outcome)
             if not await self.ledger.finish_rollback(claim, after, stamp):
                 return await self._stale(run.run_id)
-            self._outcomes[run.run_id] = outcome  # its record is gone: `wait` answers from here
+            self._remember(run.run_id, outcome)  # its record is gone: `wait` answers from here
             self._closed(run.run_id)
             return
         ended = with_(run, status=outcome.status, updated_at=stamp)
@@ -328,9 +333,15 @@ class ClusterQueue:
         return await thread_after(self.state, thread, outcome, others=False)
 
     async def _ended(self, run: Run, outcome: Outcome) -> None:
+        self._remember(run.run_id, outcome)
         self._closed(run.run_id)
         if self._webhooks and run.kwargs.get("webhook"):
             await webhook(run.kwargs["webhook"], run, outcome)
+
+    def _remember(self, run_id: str, outcome: Outcome) -> None:
+        self._outcomes[run_id] = outcome
+        while len(self._outcomes) > _REMEMBERED:
+            self._outcomes.popitem(last=False)
 
     def _closed(self, run_id: str) -> None:
         """A run ended here: end its stream, wake its waiters on every host."""
@@ -357,7 +368,7 @@ class ClusterQueue:
             await webhook(run.kwargs["webhook"], with_(run, status=outcome.status), outcome)
 
     def _end_stateless(self, run: Run, outcome: Outcome) -> None:
-        self._outcomes[run.run_id] = outcome
+        self._remember(run.run_id, outcome)
         self._stateless.pop(run.run_id, None)
         self._stateless_due.pop(run.run_id, None)
         self.state.broker.close(run.run_id)
