@@ -23,7 +23,7 @@ from ..errors import Conflict
 from ..schemas import Run, Thread
 from ._schema import COMPONENT, MIGRATIONS
 
-__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REJECTED", "Reaped"]
+__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
 REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts

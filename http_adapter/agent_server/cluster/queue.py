@@ -48,7 +48,7 @@ _STOPPED = ("release", "lost")  # a drained or stale attempt: it writes nothing
 _REMEMBERED = 10_000  # outcomes of runs that ended on this host, kept for `wait`
 
 
-def host_name() -> str:
+def _host_name() -> str:
     """This process's name in `server_runs.owner` (unique per process)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
@@ -63,7 +63,7 @@ class ClusterQueue:
         self.state = state
         self.url = url
         self.signals = signals
-        self.host = host or host_name()
+        self.host = host or _host_name()
         self._lease = lease
         self._beat_every = heartbeat or lease / 3
         self._reap_every = reaper
