@@ -12,21 +12,19 @@
 from __future__ import annotations
 
 import collections
-import dataclasses
 import logging
 import time
-import urllib.request
 from typing import Any
 
 import anyio
 import anyio.abc
 
-from .errors import Conflict
-from .encode import plain
-from .executor import (
-    Outcome, after_seconds, engine_args, engine_modes, is_resumable, metadata_event, started_kwargs,
-    stream_modes, wire_events,
+from .attempt import (
+    Active, cancelled, drop_checkpoints, stream, thread_after, webhook, webhooks_enabled, with_,
 )
+from .encode import dumps
+from .errors import Conflict
+from .executor import Outcome, after_seconds, is_resumable, started_kwargs
 from .records import now
 from .schemas import Run, Thread
 from .state import ServerState
@@ -36,26 +34,19 @@ __all__ = ["RunQueue"]
 logger = logging.getLogger("http_adapter.queue")
 
 
-@dataclasses.dataclass(slots=True)
-class _Active:
-    scope: anyio.CancelScope
-    action: str | None = None  # why it was cancelled: "interrupt" | "rollback" | "timeout"
-
-
 class RunQueue:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self._idle: collections.deque[anyio.Event] = collections.deque()  # one per idle worker
         self._pending_wakes = 0  # wakes that found no idle worker: the next one to idle re-checks
-        self._active: dict[str, _Active] = {}
+        self._active: dict[str, Active] = {}
         self._done: dict[str, anyio.Event] = {}
         self._outcomes: dict[str, Outcome] = {}
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
         self._api_url = state.settings.api_url
-        # langgraph.json `http.disable_webhooks`: runs keep their `webhook`, none is called
-        self._webhooks = not (state.settings.extra.get("http") or {}).get("disable_webhooks")
+        self._webhooks = webhooks_enabled(state.settings)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -71,7 +62,7 @@ class RunQueue:
         records = self.state.records
         for run in await records.runs_with_status("running"):
             self._attempts[run.run_id] = self._attempts.get(run.run_id, 1) + 1
-            await records.put_run(_with(run, status="pending"))
+            await records.put_run(with_(run, status="pending"))
         attempts = await records.extras("run_attempt")
         for run_id, attempt in attempts.items():
             self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
@@ -127,7 +118,7 @@ class RunQueue:
                 "Thread is already running a task. Wait for it to finish or choose a different "
                 "multitask strategy."
             )
-        await records.put_runs([run], [_with(thread, status="busy", updated_at=now())])
+        await records.put_runs([run], [with_(thread, status="busy", updated_at=now())])
         if inflight and strategy in ("interrupt", "rollback"):
             for other in inflight:
                 await self.cancel(other.run_id, strategy)
@@ -179,7 +170,7 @@ class RunQueue:
                     except ValueError:
                         pass
                 continue
-            active = _Active(anyio.CancelScope())
+            active = Active(anyio.CancelScope())
             self._active[run.run_id] = active
             try:
                 await self._execute(run, active)
@@ -193,83 +184,26 @@ class RunQueue:
 
     # -- executing ------------------------------------------------------------------------------
 
-    async def _execute(self, run: Run, active: _Active) -> None:
+    async def _execute(self, run: Run, active: Active) -> None:
         stateless = run.run_id in self._stateless
         records = self.state.records
         attempt = self._attempts.get(run.run_id, 1)
         if not stateless:
-            run = _with(run, status="running", updated_at=now(),
+            run = with_(run, status="running", updated_at=now(),
                         kwargs=started_kwargs(run.kwargs, attempt, self._api_url))
             await records.put_run(run)
             await records.put_extra("run_attempt", run.run_id, attempt)
-        outcome = await self._stream(run, active, stateless, attempt)
+        outcome = await stream(self.state, run, active, stateless=stateless, attempt=attempt,
+                               resume=attempt > 1)
         await self._finish(run, outcome, stateless, active)
 
-    async def _stream(self, run: Run, active: _Active, stateless: bool, attempt: int) -> Outcome:
-        state = self.state
-        assistant = await state.assistant(run.assistant_id)
-        graph = await state.graph(assistant.graph_id, stateless=stateless)
-        value, config, options = engine_args(
-            run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
-            api_url=self._api_url,
-        )
-        if attempt > 1 and not stateless:
-            value = await self._resume_input(run, value)
-        modes = stream_modes(run.kwargs)
-        wanted = engine_modes(modes)
-        engine = wanted if "values" in wanted else [*wanted, "values"]
-        convert = wire_events(modes, options["subgraphs"])
-        publish = state.broker.publish
-        publish(run.run_id, *metadata_event(run.run_id, attempt))
-        subgraphs = options["subgraphs"]
-        last_values: Any = None
-        # Every interrupt of the root graph, as `invoke` returns them (issue 17): the last
-        # `values` chunk of a resume that answered one of two is the state with its write and
-        # carries none; each interrupted task's own chunk carries its own.
-        interrupts: list[Any] = []
-        timeout = state.settings.run_timeout
-        try:
-            with active.scope:
-                with anyio.fail_after(timeout) if timeout else _nullcontext():
-                    async for item in graph.astream(value, config, stream_mode=engine, **options):
-                        ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
-                        if mode == "values" and not ns:
-                            last_values = item[-1]
-                            if isinstance(last_values, dict) and "__interrupt__" in last_values:
-                                interrupts.extend(last_values["__interrupt__"])
-                        if mode in wanted:
-                            for name, data in convert(item):
-                                publish(run.run_id, name, data)
-        except TimeoutError:
-            return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
-        except Exception as error:  # the graph failed: the run ends in error
-            detail = {"error": type(error).__name__, "message": str(error)}
-            publish(run.run_id, "error", _dumps(detail))
-            return Outcome("error", error=detail)
-        if active.scope.cancel_called:
-            return _cancelled(active.action)
-        values = (
-            {k: v for k, v in last_values.items() if k != "__interrupt__"}
-            if isinstance(last_values, dict) else last_values
-        )
-        return Outcome("success", values=values, interrupts=interrupts)
-
-    async def _resume_input(self, run: Run, value: Any) -> Any:
-        """A retried run continues from the checkpoints its first attempt wrote."""
-        latest = await self.state.saver.aget_tuple(
-            {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
-        )
-        if latest is not None and latest.metadata.get("run_id") == run.run_id:
-            return None
-        return value
-
-    async def _finish(self, run: Run, outcome: Outcome, stateless: bool, active: _Active) -> None:
+    async def _finish(self, run: Run, outcome: Outcome, stateless: bool, active: Active) -> None:
         state = self.state
         records = state.records
         if active.action == "rollback" and not stateless:
             await self._rollback(run)
         elif not stateless:
-            updated = _with(run, status=outcome.status, updated_at=now())
+            updated = with_(run, status=outcome.status, updated_at=now())
             thread = await records.get_thread(run.thread_id)
             threads = (
                 [await self._thread_after(thread, outcome, finished=run.run_id)]
@@ -284,12 +218,12 @@ class RunQueue:
         if done is not None:
             done.set()
         if self._webhooks and run.kwargs.get("webhook"):
-            await _webhook(run.kwargs["webhook"], run, outcome)
+            await webhook(run.kwargs["webhook"], run, outcome)
 
-    async def _fail(self, run: Run, error: Exception, active: _Active) -> None:
+    async def _fail(self, run: Run, error: Exception, active: Active) -> None:
         """The queue itself failed a run: end it as an error so no stream or wait hangs."""
         detail = {"error": type(error).__name__, "message": str(error)}
-        self.state.broker.publish(run.run_id, "error", _dumps(detail))
+        self.state.broker.publish(run.run_id, "error", dumps(detail))
         try:
             await self._finish(run, Outcome("error", error=detail), run.run_id in self._stateless,
                                active)
@@ -304,56 +238,21 @@ class RunQueue:
         self, thread: Thread, outcome: Outcome, finished: str | None = None
     ) -> Thread:
         """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
-        others = [
-            r for r in await self.state.records.runs_of(thread.thread_id)
-            if r.status in ("pending", "running") and r.run_id != finished
-        ]
-        snapshot = await self.state.saver.aget_tuple(
-            {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": ""}}
+        others = any(
+            r.status in ("pending", "running") and r.run_id != finished
+            for r in await self.state.records.runs_of(thread.thread_id)
         )
-        values, interrupts, has_next = outcome.values, {}, False
-        graph_id = (thread.metadata or {}).get("graph_id")
-        if snapshot is not None and graph_id in self.state.settings.graphs:
-            graph = await self.state.graph(graph_id)
-            current = await graph.aget_state(
-                {"configurable": {"thread_id": thread.thread_id}}
-            )
-            values = current.values
-            has_next = bool(current.next)
-            interrupts = {
-                t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
-                for t in current.tasks if t.interrupts
-            }
-        if others:
-            status = "busy"
-        elif outcome.status in ("error", "timeout"):
-            status = "error"
-        elif has_next or interrupts:
-            status = "interrupted"
-        else:
-            status = "idle"
-        stamp = now()
-        return _with(
-            thread, status=status, values=plain(values), interrupts=plain(interrupts),
-            error=outcome.error, updated_at=stamp, state_updated_at=stamp,
-        )
+        return await thread_after(self.state, thread, outcome, others=others)
 
     async def _rollback(self, run: Run) -> None:
         """Drop the run and the checkpoints it wrote: the thread is as before the run."""
         records = self.state.records
-        saver = self.state.saver
-        config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
-        ids = [
-            saved.checkpoint["id"] async for saved in saver.alist(config)
-            if saved.metadata.get("run_id") == run.run_id
-        ]
-        if ids:
-            await saver.adelete_checkpoints(run.thread_id, ids)
+        await drop_checkpoints(self.state.saver, run)
         await records.delete_run(run.run_id)
         thread = await records.get_thread(run.thread_id)
         if thread is not None:
             await records.put_thread(
-                await self._thread_after(thread, _cancelled("rollback"), finished=run.run_id)
+                await self._thread_after(thread, cancelled("rollback"), finished=run.run_id)
             )
 
     # -- control --------------------------------------------------------------------------------
@@ -368,10 +267,10 @@ class RunQueue:
         run = await self.state.records.get_run(run_id) or self._stateless.get(run_id)
         if run is None or run.status not in ("pending",):
             return
-        self._active[run_id] = _Active(anyio.CancelScope(), action)
+        self._active[run_id] = Active(anyio.CancelScope(), action)
         try:
             await self._finish(
-                run, _cancelled(action), run_id in self._stateless, self._active[run_id]
+                run, cancelled(action), run_id in self._stateless, self._active[run_id]
             )
         finally:
             self._active.pop(run_id, None)
@@ -391,51 +290,3 @@ class RunQueue:
 
     async def attempt(self, run_id: str) -> int:
         return self._attempts.get(run_id, 1)
-
-
-def _cancelled(action: str | None) -> Outcome:
-    """A cancelled run: status interrupted; the thread records why (as the LangGraph server)."""
-    kind = "UserRollback" if action == "rollback" else "UserInterrupt"
-    verb = "rollback" if action == "rollback" else "interrupt"
-    message = f"{verb} requested via POST /threads/{{thread_id}}/runs/{{run_id}}/cancel"
-    return Outcome("interrupted", error={"error": kind, "message": message})
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-def _with(record: Any, **changes: Any) -> Any:
-    import msgspec
-
-    return msgspec.structs.replace(record, **changes)
-
-
-def _dumps(value: Any) -> bytes:
-    from .encode import dumps
-
-    return dumps(value)
-
-
-async def _webhook(url: str, run: Run, outcome: Outcome) -> None:
-    """POST the finished run to the caller's webhook; failures are logged, never raised."""
-    import msgspec
-
-    body = msgspec.json.encode({**msgspec.structs.asdict(run), "status": run.status,
-                                "values": outcome.values, "error": outcome.error})
-
-    def post() -> None:
-        request = urllib.request.Request(
-            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (user URL)
-            response.read()
-
-    try:
-        await anyio.to_thread.run_sync(post)
-    except Exception as error:
-        logger.warning("Webhook %s for run %s failed: %s", url, run.run_id, error)

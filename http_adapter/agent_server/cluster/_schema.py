@@ -67,4 +67,8 @@ MIGRATIONS: list[Sequence[str]] = [
         """CREATE INDEX server_threads_metadata ON server_threads
             USING gin ((body->'metadata') jsonb_path_ops)""",
     ),
+    # 3: how many times a run was claimed, drain releases included (`attempt` gives a released
+    # claim back): a run claimed before may have checkpoints to resume from (cluster/ledger.py);
+    # a first claim skips that look-up.
+    ("ALTER TABLE server_runs ADD COLUMN claims integer NOT NULL DEFAULT 0",),
 ]

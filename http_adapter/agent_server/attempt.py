@@ -1,0 +1,196 @@
+"""One attempt of a run, shared by the embedded queue and the cluster queue (issue 19 §2).
+
+Streaming a run through the broker, deciding where a retried run resumes, computing its
+thread's record afterwards, dropping a rolled-back run's checkpoints and calling webhooks are
+the same whoever claimed the run; only how runs are claimed and where their records are written
+differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import urllib.request
+from typing import Any
+
+import anyio
+import msgspec
+
+from .encode import dumps, plain
+from .executor import (
+    Outcome, engine_args, engine_modes, metadata_event, stream_modes, wire_events,
+)
+from .records import now
+from .schemas import Run, Thread
+
+__all__ = [
+    "Active", "cancelled", "drop_checkpoints", "failure", "resume_input", "stream", "thread_after",
+    "webhook", "webhooks_enabled", "with_",
+]
+
+logger = logging.getLogger("http_adapter.queue")
+
+
+@dataclasses.dataclass(slots=True)
+class Active:
+    """A run executing in this process: its cancel scope and why it was cancelled."""
+
+    scope: anyio.CancelScope
+    action: str | None = None  # "interrupt" | "rollback" | "timeout" | "release" (drain)
+
+
+async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attempt: int,
+                 resume: bool) -> Outcome:
+    """Run the graph once, publishing its events to the broker; how it ended.
+
+    With `resume`, a run that already wrote checkpoints continues from the last of them
+    (finished steps are not run again) instead of starting over from its input.
+    """
+    assistant = await state.assistant(run.assistant_id)
+    graph = await state.graph(assistant.graph_id, stateless=stateless)
+    value, config, options = engine_args(
+        run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
+        api_url=state.settings.api_url,
+    )
+    if resume and not stateless:
+        value = await resume_input(state.saver, run, value)
+    modes = stream_modes(run.kwargs)
+    wanted = engine_modes(modes)
+    engine = wanted if "values" in wanted else [*wanted, "values"]
+    convert = wire_events(modes, options["subgraphs"])
+    publish = state.broker.publish
+    publish(run.run_id, *metadata_event(run.run_id, attempt))
+    subgraphs = options["subgraphs"]
+    last_values: Any = None
+    # Every interrupt of the root graph, as `invoke` returns them (issue 17): the last
+    # `values` chunk of a resume that answered one of two is the state with its write and
+    # carries none; each interrupted task's own chunk carries its own.
+    interrupts: list[Any] = []
+    timeout = state.settings.run_timeout
+    try:
+        with active.scope:
+            with anyio.fail_after(timeout) if timeout else _nullcontext():
+                async for item in graph.astream(value, config, stream_mode=engine, **options):
+                    ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
+                    if mode == "values" and not ns:
+                        last_values = item[-1]
+                        if isinstance(last_values, dict) and "__interrupt__" in last_values:
+                            interrupts.extend(last_values["__interrupt__"])
+                    if mode in wanted:
+                        for name, data in convert(item):
+                            publish(run.run_id, name, data)
+    except TimeoutError:
+        return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
+    except Exception as error:  # the graph failed: the run ends in error
+        detail = {"error": type(error).__name__, "message": str(error)}
+        publish(run.run_id, "error", dumps(detail))
+        return Outcome("error", error=detail)
+    if active.scope.cancel_called:
+        return cancelled(active.action)
+    values = (
+        {k: v for k, v in last_values.items() if k != "__interrupt__"}
+        if isinstance(last_values, dict) else last_values
+    )
+    return Outcome("success", values=values, interrupts=interrupts)
+
+
+async def resume_input(saver: Any, run: Run, value: Any) -> Any:
+    """A run that already wrote checkpoints continues from them (input None), whatever its
+    attempt number says: a drained run gives its attempt back but keeps its checkpoints."""
+    latest = await saver.aget_tuple(
+        {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+    )
+    if latest is not None and latest.metadata.get("run_id") == run.run_id:
+        return None
+    return value
+
+
+async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool) -> Thread:
+    """Thread status, values and interrupts after a run ended (SPEC §3 rules); `others`: the
+    thread has another run pending or running (it stays busy)."""
+    snapshot = await state.saver.aget_tuple(
+        {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": ""}}
+    )
+    values, interrupts, has_next = outcome.values, {}, False
+    graph_id = (thread.metadata or {}).get("graph_id")
+    if snapshot is not None and graph_id in state.settings.graphs:
+        graph = await state.graph(graph_id)
+        current = await graph.aget_state({"configurable": {"thread_id": thread.thread_id}})
+        values = current.values
+        has_next = bool(current.next)
+        interrupts = {
+            t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
+            for t in current.tasks if t.interrupts
+        }
+    if others:
+        status = "busy"
+    elif outcome.status in ("error", "timeout"):
+        status = "error"
+    elif has_next or interrupts:
+        status = "interrupted"
+    else:
+        status = "idle"
+    stamp = now()
+    return with_(
+        thread, status=status, values=plain(values), interrupts=plain(interrupts),
+        error=outcome.error, updated_at=stamp, state_updated_at=stamp,
+    )
+
+
+async def drop_checkpoints(saver: Any, run: Run) -> None:
+    """Delete the checkpoints a rolled-back run wrote: the thread is as before the run."""
+    config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+    ids = [
+        saved.checkpoint["id"] async for saved in saver.alist(config)
+        if saved.metadata.get("run_id") == run.run_id
+    ]
+    if ids:
+        await saver.adelete_checkpoints(run.thread_id, ids)
+
+
+def cancelled(action: str | None) -> Outcome:
+    """A cancelled run: status interrupted; the thread records why (as the LangGraph server)."""
+    kind = "UserRollback" if action == "rollback" else "UserInterrupt"
+    verb = "rollback" if action == "rollback" else "interrupt"
+    message = f"{verb} requested via POST /threads/{{thread_id}}/runs/{{run_id}}/cancel"
+    return Outcome("interrupted", error={"error": kind, "message": message})
+
+
+def failure(error: Exception) -> Outcome:
+    """The queue itself failed a run (not the graph): it ends in error."""
+    return Outcome("error", error={"error": type(error).__name__, "message": str(error)})
+
+
+def with_(record: Any, **changes: Any) -> Any:
+    return msgspec.structs.replace(record, **changes)
+
+
+def webhooks_enabled(settings: Any) -> bool:
+    """langgraph.json `http.disable_webhooks`: runs keep their `webhook`, none is called."""
+    return not (settings.extra.get("http") or {}).get("disable_webhooks")
+
+
+async def webhook(url: str, run: Run, outcome: Outcome) -> None:
+    """POST the finished run to the caller's webhook; failures are logged, never raised."""
+    body = msgspec.json.encode({**msgspec.structs.asdict(run), "status": run.status,
+                                "values": outcome.values, "error": outcome.error})
+
+    def post() -> None:
+        request = urllib.request.Request(
+            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (user URL)
+            response.read()
+
+    try:
+        await anyio.to_thread.run_sync(post)
+    except Exception as error:
+        logger.warning("Webhook %s for run %s failed: %s", url, run.run_id, error)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

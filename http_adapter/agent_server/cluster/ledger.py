@@ -1,0 +1,445 @@
+"""The run queue's SQL on `server_runs` / `server_threads` (issue 19 §2-5).
+
+The database, not any process, decides who runs what: a claim is one statement that stamps a
+fresh attempt token, and every later write of that attempt is conditioned on the token and on
+the run still being `running` (zero rows = a stale attempt, which changes nothing). A thread's
+multitask strategy is decided under a lock on its row, so `reject` holds across hosts. Leases
+lapse when a host dies; the reaper (one host at a time, by advisory lock) requeues those runs,
+finalises cancelled ones, and ends a run whose retry budget is spent together with its thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from checkpoints.postgres_files import migrate
+
+from ..errors import Conflict
+from ..schemas import Run, Thread
+from ._schema import COMPONENT, MIGRATIONS
+
+__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
+
+BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
+REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts
+REJECTED = (
+    "Thread is already running a task. Wait for it to finish or choose a different "
+    "multitask strategy."
+)
+_INFLIGHT = ("pending", "running")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Claim:
+    """One attempt of a run this host now owns: every write of it carries `token`."""
+
+    run: Run
+    token: uuid.UUID
+    attempt: int
+    cancel_action: str | None
+    claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
+
+
+@dataclasses.dataclass(slots=True)
+class Enqueued:
+    """What `enqueue` did to the thread's other runs (multitask `interrupt` / `rollback`)."""
+
+    running: list[str] = dataclasses.field(default_factory=list)  # flagged: their owner cancels
+    finalised: list[Run] = dataclasses.field(default_factory=list)  # pending ones, ended here
+    deleted: list[str] = dataclasses.field(default_factory=list)  # pending ones rolled back
+
+
+@dataclasses.dataclass(slots=True)
+class Reaped:
+    """Runs whose lease lapsed, by what the reaper did with them."""
+
+    requeued: list[str] = dataclasses.field(default_factory=list)
+    interrupted: list[Run] = dataclasses.field(default_factory=list)  # cancel was requested
+    rolled_back: list[Run] = dataclasses.field(default_factory=list)  # deleted: rollback cancel
+    exhausted: list[Run] = dataclasses.field(default_factory=list)  # retry budget spent
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _run(body: str, status: str) -> Run:
+    """A run from its row: the `status` column wins over the body's."""
+    run = msgspec.json.decode(body, type=Run)
+    return run if run.status == status else msgspec.structs.replace(run, status=status)
+
+
+# Lock order, everywhere: a thread's row, then its runs' rows (enqueue displacing a running run
+# and an attempt finishing it would otherwise deadlock). A thread's status is settled by its own
+# statement after the lock is held, so its snapshot sees every run committed before (a status
+# computed in the statement that waited for the lock would miss a run enqueued meanwhile).
+_LOCK_THREAD = "SELECT 1 FROM server_threads WHERE thread_id = $1 FOR UPDATE"
+
+# The thread row after a run ended or was cancelled: `busy` while another run of it is pending
+# or running (SPEC §3), else `$2`; the body is `$4` (or kept) patched with `$5`. Runs under the thread row's lock, in the caller's transaction.
+_SETTLE_THREAD = """
+UPDATE server_threads SET
+    status = s.status, updated_at = $3::text,
+    body = COALESCE($4::jsonb, body) || COALESCE($5::jsonb, '{}'::jsonb)
+        || jsonb_build_object('status', s.status, 'updated_at', $3::text)
+FROM (SELECT CASE WHEN EXISTS (
+        SELECT 1 FROM server_runs WHERE thread_id = $1::text AND status IN ('pending', 'running'))
+      THEN 'busy' ELSE $2::text END AS status) AS s
+WHERE thread_id = $1::text
+"""
+
+_CLAIM = """
+UPDATE server_runs SET status = 'running', attempt = attempt + 1, token = gen_random_uuid(),
+    owner = $1, lease_until = now() + make_interval(secs => $2), claims = claims + 1
+WHERE run_id = (
+    SELECT r.run_id FROM server_runs r
+    WHERE r.status = 'pending' AND r.not_before <= now() AND NOT EXISTS (
+        SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running'
+            OR (o.status = 'pending' AND o.seq < r.seq AND o.not_before <= now())))
+    ORDER BY r.seq FOR UPDATE SKIP LOCKED LIMIT 1)
+RETURNING run_id, body::text, attempt, token, cancel_action, claims
+"""
+
+
+class Ledger:
+    """The queue's state in PostgreSQL. `host` names this process in `owner`."""
+
+    def __init__(self, pool: asyncpg.Pool, *, host: str, lease: float = 30.0,
+                 budget: int = BUDGET) -> None:
+        self.pool = pool
+        self.host = host
+        self.lease = lease
+        self.budget = budget
+
+    async def migrate(self) -> None:
+        """Create or upgrade the server's tables (idempotent, under the shared advisory lock)."""
+        async with self.pool.acquire() as conn:
+            await migrate(conn, COMPONENT, MIGRATIONS)
+
+    # -- creating -------------------------------------------------------------------------------
+
+    async def enqueue(self, run: Run, thread: Thread, stamp: str, after: float = 0.0) -> Enqueued:
+        """Insert a pending run and mark its thread busy, applying its multitask strategy under
+        the thread row's lock: `reject` raises Conflict when the thread has a run in flight on
+        any host; `interrupt` / `rollback` flag the running ones (returned for their owner to
+        stop) and end the pending ones here."""
+        done = Enqueued()
+        async with self.pool.acquire() as conn, conn.transaction():
+            # Creates the thread's row if need be and locks it either way (DO UPDATE locks):
+            # concurrent creates on one thread decide their strategies one after the other.
+            await conn.execute(
+                "INSERT INTO server_threads (thread_id, status, updated_at, body) "
+                "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
+                "DO UPDATE SET status = server_threads.status",
+                thread.thread_id, stamp, _json(thread),
+            )
+            inflight = await conn.fetch(
+                "SELECT run_id, status, body::text FROM server_runs "
+                "WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
+                thread.thread_id,
+            )
+            strategy = run.multitask_strategy
+            if inflight and strategy == "reject":
+                raise Conflict(REJECTED)
+            if inflight and strategy in ("interrupt", "rollback"):
+                await self._displace(conn, inflight, strategy, stamp, done)
+            await conn.execute(
+                "INSERT INTO server_runs (run_id, thread_id, status, body, not_before) "
+                "VALUES ($1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4))",
+                run.run_id, run.thread_id, _json(run), float(after),
+            )
+            await conn.execute(
+                "UPDATE server_threads SET status = 'busy', updated_at = $2, body = body || "
+                "jsonb_build_object('status', 'busy', 'updated_at', $2::text) WHERE thread_id = $1",
+                thread.thread_id, stamp,
+            )
+        return done
+
+    async def _displace(self, conn: asyncpg.Connection, inflight: list[asyncpg.Record],
+                        action: str, stamp: str, done: Enqueued) -> None:
+        for row in inflight:
+            if row["status"] == "running":
+                await conn.execute(
+                    "UPDATE server_runs SET cancel_action = COALESCE(cancel_action, $2) "
+                    "WHERE run_id = $1", row["run_id"], action,
+                )
+                done.running.append(row["run_id"])
+            elif action == "rollback":
+                await conn.execute("DELETE FROM server_runs WHERE run_id = $1", row["run_id"])
+                done.deleted.append(row["run_id"])
+            else:
+                run = _run(row["body"], "interrupted")
+                run = msgspec.structs.replace(run, updated_at=stamp)
+                await conn.execute(
+                    "UPDATE server_runs SET status = 'interrupted', cancel_action = $2, "
+                    "body = $3::jsonb, outcome = $4::jsonb WHERE run_id = $1",
+                    run.run_id, action, _json(run), _json(_cancel_outcome(action)),
+                )
+                done.finalised.append(run)
+
+    # -- claiming and the attempt's writes ------------------------------------------------------
+
+    async def claim(self) -> Claim | None:
+        """Take the oldest runnable run (due, its thread has no running run and no older due
+        pending run): one statement, SKIP LOCKED, a fresh token, attempt + 1, a lease."""
+        while True:
+            try:
+                async with self.pool.acquire() as conn:
+                    row = await conn.fetchrow(_CLAIM, self.host, self.lease)
+            except asyncpg.UniqueViolationError:
+                # Another host claimed a run of the same thread in the same instant: the
+                # partial unique index server_runs_one_running refused ours. Look again.
+                continue
+            if row is None:
+                return None
+            run = _run(row["body"], "running")
+            return Claim(run, row["token"], row["attempt"], row["cancel_action"],
+                         claimed_before=row["claims"] > 1)
+
+    async def started(self, claim: Claim, run: Run) -> bool:
+        """Store the running run's body (its kwargs as this attempt started them)."""
+        async with self.pool.acquire() as conn:
+            result = await conn.execute(
+                "UPDATE server_runs SET body = $3::jsonb "
+                "WHERE run_id = $1 AND token = $2 AND status = 'running'",
+                run.run_id, claim.token, _json(run),
+            )
+        return result != "UPDATE 0"
+
+    async def finish(self, claim: Claim, run: Run, outcome: Any, thread: Thread | None,
+                     stamp: str) -> bool:
+        """End the attempt: the run's status, body and outcome and its thread's record in one
+        transaction, only while the token is still the run's (False: stale, nothing written).
+        The thread's status becomes `thread.status`, or `busy` if another run is in flight."""
+        if run.status in _INFLIGHT:
+            raise ValueError(f"finish needs a final status, not {run.status!r}")
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, run.thread_id)
+            result = await conn.execute(
+                "UPDATE server_runs SET status = $3, body = $4::jsonb, outcome = $5::jsonb, "
+                "owner = NULL, lease_until = NULL "
+                "WHERE run_id = $1 AND token = $2 AND status = 'running'",
+                run.run_id, claim.token, run.status, _json(run), _json(outcome),
+            )
+            if result == "UPDATE 0":
+                return False
+            if thread is not None:
+                await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
+                                   _json(thread), None)
+        return True
+
+    async def finish_rollback(self, claim: Claim, thread: Thread | None, stamp: str) -> bool:
+        """A run cancelled with `rollback`: delete it (token-conditioned) and settle its thread."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, claim.run.thread_id)
+            result = await conn.execute(
+                "DELETE FROM server_runs WHERE run_id = $1 AND token = $2 AND status = 'running'",
+                claim.run.run_id, claim.token,
+            )
+            if result == "DELETE 0":
+                return False
+            if thread is not None:
+                await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
+                                   _json(thread), None)
+        return True
+
+    async def release(self, claims: list[Claim]) -> list[str]:
+        """Give runs back on shutdown (drain): pending again, no token, and the attempt they
+        took returned (a rolling restart spends none). Returns the ids released."""
+        if not claims:
+            return []
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(
+                "UPDATE server_runs r SET status = 'pending', token = NULL, owner = NULL, "
+                "lease_until = NULL, attempt = r.attempt - 1 "
+                "FROM unnest($1::text[], $2::uuid[]) AS c(run_id, token) "
+                "WHERE r.run_id = c.run_id AND r.token = c.token AND r.status = 'running' "
+                "RETURNING r.run_id",
+                [c.run.run_id for c in claims], [c.token for c in claims],
+            )
+        return [row["run_id"] for row in rows]
+
+    # -- cancelling -----------------------------------------------------------------------------
+
+    async def request_cancel(self, run_id: str, action: str) -> str | None:
+        """Flag a pending or running run as cancelled (durable: the owner's heartbeat and the
+        reaper read it back). Returns the run's status, None when it is not in flight."""
+        async with self.pool.acquire() as conn:
+            return await conn.fetchval(
+                "UPDATE server_runs SET cancel_action = COALESCE(cancel_action, $2) "
+                "WHERE run_id = $1 AND status IN ('pending', 'running') RETURNING status",
+                run_id, action,
+            )
+
+    async def cancel_pending(self, run_id: str, action: str, thread: Thread | None,
+                             stamp: str) -> Run | None:
+        """End a run that never started, only if it is still pending (else its owner or the
+        reaper ends it): `interrupt` marks it interrupted, `rollback` deletes it."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            thread_id = await conn.fetchval(
+                "SELECT thread_id FROM server_runs WHERE run_id = $1", run_id
+            )
+            await conn.execute(_LOCK_THREAD, thread_id)
+            row = await conn.fetchrow(
+                "SELECT body::text FROM server_runs WHERE run_id = $1 AND status = 'pending' "
+                "FOR UPDATE", run_id,
+            )
+            if row is None:
+                return None
+            run = msgspec.structs.replace(_run(row["body"], "interrupted"), updated_at=stamp)
+            if action == "rollback":
+                await conn.execute("DELETE FROM server_runs WHERE run_id = $1", run_id)
+            else:
+                await conn.execute(
+                    "UPDATE server_runs SET status = 'interrupted', body = $2::jsonb, "
+                    "outcome = $3::jsonb, cancel_action = $4 WHERE run_id = $1",
+                    run_id, _json(run), _json(_cancel_outcome(action)), action,
+                )
+            if thread is not None:
+                await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
+                                   _json(thread), None)
+        return run
+
+    # -- leases ---------------------------------------------------------------------------------
+
+    async def renew(self, conn: asyncpg.Connection, claims: list[tuple[str, uuid.UUID]]
+                    ) -> dict[str, str | None]:
+        """Extend the leases of this host's attempts; returns run id -> cancel_action for each
+        attempt still ours (an attempt missing from the answer lost its lease: stale)."""
+        if not claims:
+            return {}
+        rows = await conn.fetch(
+            "UPDATE server_runs r SET lease_until = now() + make_interval(secs => $3) "
+            "FROM unnest($1::text[], $2::uuid[]) AS c(run_id, token) "
+            "WHERE r.run_id = c.run_id AND r.token = c.token AND r.status = 'running' "
+            "RETURNING r.run_id, r.cancel_action",
+            [c[0] for c in claims], [c[1] for c in claims], self.lease,
+        )
+        return {row["run_id"]: row["cancel_action"] for row in rows}
+
+    async def renew_once(self, claim: Claim) -> str | None:
+        """Renew one attempt's lease now; its cancel flag (for tests and start-up checks)."""
+        async with self.pool.acquire() as conn:
+            found = await self.renew(conn, [(claim.run.run_id, claim.token)])
+        return found.get(claim.run.run_id)
+
+    async def reap(self, stamp: str) -> Reaped | None:
+        """Deal with runs whose lease lapsed (their host died or stalled), on one host at a time
+        (None: another host holds the reaper lock). Cancelled runs are finalised, never retried;
+        a run whose attempts reached the budget ends in error with its thread in the same
+        transaction; the rest go back to pending and resume from their last checkpoint."""
+        reaped = Reaped()
+        async with self.pool.acquire() as conn, conn.transaction():
+            if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", REAPER_LOCK):
+                return None
+            lapsed = await conn.fetch(
+                "SELECT run_id, thread_id FROM server_runs "
+                "WHERE status = 'running' AND lease_until < now() ORDER BY seq"
+            )
+            for found in lapsed:
+                await conn.execute(_LOCK_THREAD, found["thread_id"])
+                row = await conn.fetchrow(  # still lapsed now that we hold the locks?
+                    "SELECT run_id, thread_id, attempt, cancel_action, body::text "
+                    "FROM server_runs WHERE run_id = $1 AND status = 'running' "
+                    "AND lease_until < now() FOR UPDATE", found["run_id"],
+                )
+                if row is not None:
+                    await self._reap_one(conn, row, stamp, reaped)
+        return reaped
+
+    async def _reap_one(self, conn: asyncpg.Connection, row: asyncpg.Record, stamp: str,
+                        reaped: Reaped) -> None:
+        run_id, action = row["run_id"], row["cancel_action"]
+        if action is None and row["attempt"] < self.budget:
+            await conn.execute(
+                "UPDATE server_runs SET status = 'pending', token = NULL, owner = NULL, "
+                "lease_until = NULL WHERE run_id = $1", run_id,
+            )
+            reaped.requeued.append(run_id)
+            return
+        if action == "rollback":
+            await conn.execute("DELETE FROM server_runs WHERE run_id = $1", run_id)
+            run = _run(row["body"], "interrupted")
+            reaped.rolled_back.append(run)
+            await conn.execute(_SETTLE_THREAD, run.thread_id, "idle", stamp, None, None)
+            return
+        status, outcome = (
+            ("interrupted", _cancel_outcome(action)) if action is not None
+            else ("error", _exhausted_outcome(row["attempt"]))
+        )
+        run = msgspec.structs.replace(_run(row["body"], status), updated_at=stamp)
+        await conn.execute(
+            "UPDATE server_runs SET status = $2, body = $3::jsonb, outcome = $4::jsonb, "
+            "owner = NULL, lease_until = NULL WHERE run_id = $1",
+            run_id, status, _json(run), _json(outcome),
+        )
+        # The thread leaves `busy` in this same transaction (issue 19 §3), recording why.
+        await conn.execute(_SETTLE_THREAD, run.thread_id, status, stamp, None,
+                           _json({"error": outcome["error"]}))
+        (reaped.interrupted if action is not None else reaped.exhausted).append(run)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def state(self, run_id: str) -> tuple[str, Any, int] | None:
+        """(status, stored outcome or None, attempt) of a run; None when there is no such run."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, outcome::text, attempt FROM server_runs WHERE run_id = $1", run_id
+            )
+        if row is None:
+            return None
+        outcome = None if row["outcome"] is None else msgspec.json.decode(row["outcome"])
+        return row["status"], outcome, row["attempt"]
+
+    async def run(self, run_id: str) -> Run | None:
+        """A run's record as stored (its `status` column wins)."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, body::text FROM server_runs WHERE run_id = $1", run_id
+            )
+        return None if row is None else _run(row["body"], row["status"])
+
+    async def thread(self, thread_id: str) -> Thread | None:
+        """A thread's record as stored (its `status` column wins)."""
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, body::text FROM server_threads WHERE thread_id = $1", thread_id
+            )
+        if row is None:
+            return None
+        found = msgspec.json.decode(row["body"], type=Thread)
+        return found if found.status == row["status"] else msgspec.structs.replace(
+            found, status=row["status"])
+
+    async def settle_thread(self, thread: Thread, stamp: str) -> None:
+        """Store a thread's record after the reaper ended its run (busy if another is in
+        flight): its values and interrupts from the checkpoints, which SQL cannot read."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_LOCK_THREAD, thread.thread_id)
+            await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
+                               _json(thread), None)
+
+    async def in_flight(self, run_id: str) -> bool:
+        """Whether a run is pending or running (its waiters keep waiting)."""
+        found = await self.state(run_id)
+        return found is not None and found[0] in _INFLIGHT
+
+
+def _cancel_outcome(action: str | None) -> dict[str, Any]:
+    """A cancelled run's stored outcome (the thread records why, as the LangGraph server)."""
+    kind = "UserRollback" if action == "rollback" else "UserInterrupt"
+    verb = "rollback" if action == "rollback" else "interrupt"
+    message = f"{verb} requested via POST /threads/{{thread_id}}/runs/{{run_id}}/cancel"
+    return {"status": "interrupted", "values": None, "interrupts": [],
+            "error": {"error": kind, "message": message}}
+
+
+def _exhausted_outcome(attempts: int) -> dict[str, Any]:
+    message = f"Run lost its worker {attempts} times; retry budget spent (issue 19 §3)"
+    return {"status": "error", "values": None, "interrupts": [],
+            "error": {"error": "RunAttemptsExhausted", "message": message}}

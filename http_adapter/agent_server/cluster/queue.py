@@ -1,0 +1,556 @@
+"""The run queue on PostgreSQL: many server processes, one queue (issue 19 §2-5, §7).
+
+Same public methods as the embedded `queue.RunQueue`; the database decides who runs what
+(`ledger.py`), so any host may create, wait for, or cancel any run. Workers claim runs from
+the ledger while a slot is free; a heartbeat thread keeps their leases (`leases.py`); a reaper
+on every host takes back runs whose host died. Wake-ups, completion and cancels are pushed
+through an optional `Signals` (Redis pub/sub); without it, or while Redis is down, each host
+polls the database every `poll` seconds and the queue keeps draining (§7).
+
+Stateless runs stay in the receiving process (not durable), as in the embedded queue.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+import anyio
+import anyio.abc
+import asyncpg
+
+from checkpoints.postgres_files import connect_options
+
+from ..attempt import (
+    Active, cancelled, drop_checkpoints, failure, stream, thread_after, webhook,
+    webhooks_enabled, with_,
+)
+from ..encode import dumps, plain
+from ..errors import Conflict
+from ..executor import Outcome, after_seconds, is_resumable, started_kwargs
+from ..records import now
+from ..schemas import Run, Thread
+from .leases import Heartbeat
+from .ledger import Claim, Ledger, Reaped
+
+__all__ = ["ClusterQueue"]
+
+logger = logging.getLogger("http_adapter.cluster.queue")
+
+_INFLIGHT = ("pending", "running")
+_STOPPED = ("release", "lost")  # a drained or stale attempt: it writes nothing
+_REMEMBERED = 10_000  # outcomes of runs that ended on this host, kept for `wait`
+
+
+def _host_name() -> str:
+    """This process's name in `server_runs.owner` (unique per process)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class ClusterQueue:
+    """A host's share of the cluster's run queue. `serve()` runs it; `drain()` on SIGTERM."""
+
+    def __init__(self, state: Any, url: str, *, signals: Any = None, host: str | None = None,
+                 lease: float = 30.0, heartbeat: float | None = None, reaper: float = 5.0,
+                 poll: float = 1.5, pool_size: int = 10, prepared_statements: bool = True
+                 ) -> None:
+        self.state = state
+        self.url = url
+        self.signals = signals
+        self.host = host or _host_name()
+        self._lease = lease
+        self._beat_every = heartbeat or lease / 3
+        self._reap_every = reaper
+        self._poll = poll
+        self._pool_size = pool_size
+        self._options = connect_options(prepared_statements)
+        self.ledger: Ledger | None = None
+        self._heartbeat: Heartbeat | None = None
+        self._slots = anyio.Semaphore(max(1, state.settings.workers))
+        self._wake = anyio.Event()
+        self._draining = False
+        self._active: dict[str, Active] = {}
+        self._claims: dict[str, Claim] = {}
+        self._gone = anyio.Event()  # set whenever an attempt leaves this host
+        self._waiters: dict[str, anyio.Event] = {}
+        # How runs ended here: answers `wait` without a query (stateless and rolled-back runs
+        # have no stored outcome). Bounded: older ones are read from the database.
+        self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
+        self._stateless: dict[str, Run] = {}
+        self._stateless_due: dict[str, float] = {}
+        self._unsubscribe: list[Any] = []
+        self._webhooks = webhooks_enabled(state.settings)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def open(self) -> Ledger:
+        """Connect and migrate (idempotent): `create` may be called before `serve`."""
+        if self.ledger is None:
+            pool = await asyncpg.create_pool(
+                self.url, min_size=1, max_size=self._pool_size, **self._options
+            )
+            self.ledger = Ledger(pool, host=self.host, lease=self._lease)
+            await self.ledger.migrate()
+            self._subscribe()  # waits and cancels here are pushed even when not serving
+        return self.ledger
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+                    ) -> None:
+        """Claim and run until cancelled (the app's lifespan owns this)."""
+        ledger = await self.open()
+        self._draining = False
+        self._heartbeat = Heartbeat(
+            self.url, ledger, interval=self._beat_every, on_cancel=self._cancel_local,
+            on_lost=self._lost, connect_options=self._options,
+        )
+        self._heartbeat.start()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._dispatch, tg)
+                tg.start_soon(self._reap_forever)
+                task_status.started()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._heartbeat.stop)
+                await self.close()
+
+    async def close(self) -> None:
+        """Close the database pool (idempotent; `open` or any call opens it again)."""
+        ledger, self.ledger = self.ledger, None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        if ledger is not None:
+            await ledger.pool.close()
+
+    def _subscribe(self) -> None:
+        if self.signals is None:
+            return
+        self._unsubscribe = [
+            self.signals.subscribe("wake", lambda _: self.wake()),
+            self.signals.subscribe("done", self._notify),
+            self.signals.subscribe("cancel", self._on_cancel_signal),
+        ]
+
+    def wake(self) -> None:
+        """A run may be claimable: the dispatcher looks at once instead of at its next poll."""
+        self._wake.set()
+
+    def _signal(self, channel: str, message: str = "") -> None:
+        if self.signals is not None:
+            self.signals.publish(channel, message)
+
+    async def drain(self, grace: float) -> None:
+        """SIGTERM (issue 19 §5): stop claiming, let running attempts finish for `grace`
+        seconds, then stop the rest and give them back without spending an attempt."""
+        self._draining = True
+        self.wake()
+        with anyio.move_on_after(grace):
+            while self._active:
+                await self._left()
+        claims = list(self._claims.values())
+        for run_id in list(self._active):
+            self._stop(run_id, "release")
+        with anyio.move_on_after(max(self._lease, 5)):
+            while self._active:
+                await self._left()
+        if claims and self.ledger is not None:
+            released = await self.ledger.release(claims)
+            logger.info("Drained: released %d runs to other hosts", len(released))
+            if released:
+                self._signal("wake")
+
+    async def _left(self) -> None:
+        self._gone = anyio.Event()
+        await self._gone.wait()
+
+    # -- creating -------------------------------------------------------------------------------
+
+    async def create(self, run: Run, thread: Thread | None, *, subscribe: bool = False) -> Any:
+        """Queue a thread run (its multitask strategy decided by the database) or a stateless
+        one. With `subscribe`, returns (run, subscription) taken before the run can publish."""
+        self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+        subscription = self.state.broker.attach(run.run_id) if subscribe else None
+        try:
+            created = await self._create(run, thread)
+        except BaseException:
+            if subscription is not None:
+                subscription.close()
+            raise
+        return (created, subscription) if subscribe else created
+
+    async def _create(self, run: Run, thread: Thread | None) -> Run:
+        if thread is None:
+            self._stateless[run.run_id] = run
+            self._stateless_due[run.run_id] = time.monotonic() + after_seconds(run.kwargs)
+            self.wake()
+            return run
+        ledger = await self.open()
+        try:
+            done = await ledger.enqueue(run, thread, now(), after_seconds(run.kwargs))
+        except Conflict:
+            self.state.broker.forget(run.run_id)
+            raise
+        for run_id in done.running:  # multitask interrupt / rollback: their owners stop them
+            self._cancel_running(run_id, run.multitask_strategy)
+        for ended in done.finalised:
+            await self._ended(ended, cancelled(run.multitask_strategy))
+        for run_id in done.deleted:  # its record is gone: `wait` answers from here
+            self._remember(run_id, cancelled("rollback"))
+            self._closed(run_id)
+        self.wake()
+        self._signal("wake")
+        return run
+
+    # -- dispatching ----------------------------------------------------------------------------
+
+    async def _dispatch(self, tg: anyio.abc.TaskGroup) -> None:
+        """Start runs while a worker slot is free; sleep until woken or the next poll."""
+        while not self._draining:
+            await self._slots.acquire()
+            try:
+                started = await self._start_one(tg)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                logger.warning("Claiming failed (will retry): %s", error)
+                started = False
+            if not started:
+                self._slots.release()
+                await self._idle()
+
+    async def _start_one(self, tg: anyio.abc.TaskGroup) -> bool:
+        run = self._due_stateless()
+        if run is not None:
+            self._stateless_due.pop(run.run_id, None)
+            tg.start_soon(self._run_stateless, run)
+            return True
+        if self._draining:
+            return False
+        claim = await self.ledger.claim() if self.ledger is not None else None
+        if claim is None:
+            return False
+        active = Active(anyio.CancelScope())
+        self._active[claim.run.run_id] = active
+        self._claims[claim.run.run_id] = claim
+        assert self._heartbeat is not None
+        self._heartbeat.track(claim.run.run_id, claim.token)
+        tg.start_soon(self._run_claim, claim, active)
+        return True
+
+    def _due_stateless(self) -> Run | None:
+        clock = time.monotonic()
+        for run_id, due in self._stateless_due.items():
+            if due <= clock and run_id not in self._active:
+                return self._stateless[run_id]
+        return None
+
+    async def _idle(self) -> None:
+        wait = self._poll
+        if self._stateless_due:
+            wait = max(0.0, min(wait, min(self._stateless_due.values()) - time.monotonic()))
+        with anyio.move_on_after(wait):
+            await self._wake.wait()
+        self._wake = anyio.Event()
+
+    # -- executing ------------------------------------------------------------------------------
+
+    async def _run_claim(self, claim: Claim, active: Active) -> None:
+        run_id = claim.run.run_id
+        try:
+            if claim.cancel_action is not None:  # cancelled between its claim and now
+                self._stop(run_id, claim.cancel_action)
+            await self._attempt(claim, active)
+        except Exception as error:  # the graph's errors are handled inside; this is ours
+            logger.exception("Run %s failed in the queue", run_id)
+            outcome = failure(error)
+            self.state.broker.publish(run_id, "error", dumps(outcome.error))
+            try:
+                await self._settle(claim, claim.run, outcome, active)
+            except Exception:  # e.g. the database is down: the reaper retries the run
+                logger.exception("Run %s could not be closed out", run_id)
+        finally:
+            if self._heartbeat is not None:
+                self._heartbeat.untrack(run_id)
+            self._active.pop(run_id, None)
+            self._claims.pop(run_id, None)
+            self._gone.set()
+            self._slots.release()
+            self.wake()
+
+    async def _attempt(self, claim: Claim, active: Active) -> None:
+        state = self.state
+        assert self.ledger is not None
+        run = with_(claim.run, status="running", updated_at=now(),
+                    kwargs=started_kwargs(claim.run.kwargs, claim.attempt, state.settings.api_url))
+        state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+        if not await self.ledger.started(claim, run):
+            return await self._stale(run.run_id)
+        # A run claimed before resumes from its checkpoints if it wrote any, whatever the
+        # attempt number says (a drained run gave its attempt back): finished steps are not
+        # run again (§3). A first claim has none: no look-up.
+        outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
+                               resume=claim.claimed_before)
+        if active.action in _STOPPED:
+            return
+        await self._settle(claim, run, outcome, active)
+
+    async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active) -> None:
+        """Write the attempt's end (token-conditioned), then tell waiters and webhooks."""
+        assert self.ledger is not None
+        thread = await self.ledger.thread(run.thread_id)
+        stamp = now()
+        if active.action == "rollback":
+            await drop_checkpoints(self.state.saver, run)
+            after = await self._thread_after(thread, outcome)
+            if not await self.ledger.finish_rollback(claim, after, stamp):
+                return await self._stale(run.run_id)
+            self._remember(run.run_id, outcome)  # its record is gone: `wait` answers from here
+            self._closed(run.run_id)
+            return
+        ended = with_(run, status=outcome.status, updated_at=stamp)
+        after = await self._thread_after(thread, outcome)
+        if not await self.ledger.finish(claim, ended, _stored(outcome), after, stamp):
+            return await self._stale(run.run_id)
+        await self._ended(ended, outcome)
+
+    async def _stale(self, run_id: str) -> None:
+        """The attempt's end was refused. If another host owns the run now, its stream goes
+        on there; if the run was deleted (its thread was), nobody else will end it."""
+        assert self.ledger is not None
+        if await self.ledger.state(run_id) is None:
+            self._closed(run_id)
+
+    async def _thread_after(self, thread: Thread | None, outcome: Outcome) -> Thread | None:
+        """The thread's record as if no other run were in flight (the ledger makes it busy
+        when one is, under the thread's row lock)."""
+        if thread is None:
+            return None
+        return await thread_after(self.state, thread, outcome, others=False)
+
+    async def _ended(self, run: Run, outcome: Outcome) -> None:
+        self._remember(run.run_id, outcome)
+        self._closed(run.run_id)
+        if self._webhooks and run.kwargs.get("webhook"):
+            await webhook(run.kwargs["webhook"], run, outcome)
+
+    def _remember(self, run_id: str, outcome: Outcome) -> None:
+        self._outcomes[run_id] = outcome
+        while len(self._outcomes) > _REMEMBERED:
+            self._outcomes.popitem(last=False)
+
+    def _closed(self, run_id: str) -> None:
+        """A run ended here: end its stream, wake its waiters on every host."""
+        self.state.broker.close(run_id)
+        self._notify(run_id)
+        self._signal("done", run_id)
+
+    async def _run_stateless(self, run: Run) -> None:
+        active = Active(anyio.CancelScope())
+        self._active[run.run_id] = active
+        self._stateless_due.pop(run.run_id, None)
+        try:
+            outcome = await stream(self.state, run, active, stateless=True, attempt=1,
+                                   resume=False)
+        except Exception as error:
+            logger.exception("Stateless run %s failed in the queue", run.run_id)
+            outcome = failure(error)
+        finally:
+            self._active.pop(run.run_id, None)
+            self._gone.set()
+            self._slots.release()
+        self._end_stateless(run, outcome)
+        if self._webhooks and run.kwargs.get("webhook"):
+            await webhook(run.kwargs["webhook"], with_(run, status=outcome.status), outcome)
+
+    def _end_stateless(self, run: Run, outcome: Outcome) -> None:
+        self._remember(run.run_id, outcome)
+        self._stateless.pop(run.run_id, None)
+        self._stateless_due.pop(run.run_id, None)
+        self.state.broker.close(run.run_id)
+        self._notify(run.run_id)
+
+    # -- the reaper -----------------------------------------------------------------------------
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await anyio.sleep(self._reap_every)
+            try:
+                await self.reap()
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                logger.warning("Reaping failed (will retry): %s", error)
+            except Exception:  # one bad run must not stop the reaper of every other
+                logger.exception("Reaping failed (will retry)")
+
+    async def reap(self) -> Reaped | None:
+        """One pass of the reaper (None: another host is reaping)."""
+        assert self.ledger is not None
+        reaped = await self.ledger.reap(now())
+        if reaped is None:
+            return None
+        if reaped.requeued:
+            logger.warning("Requeued %d runs whose lease lapsed", len(reaped.requeued))
+            self.wake()
+            self._signal("wake")
+        for run in reaped.rolled_back:
+            await drop_checkpoints(self.state.saver, run)
+        for run in reaped.interrupted + reaped.rolled_back + reaped.exhausted:
+            try:
+                await self._after_reaped(run)
+            except Exception:  # the run and thread are already final in the database
+                logger.exception("Run %s: thread values after reaping not refreshed", run.run_id)
+        return reaped
+
+    async def _after_reaped(self, run: Run) -> None:
+        """A run the reaper ended: its thread's values from the checkpoints, waiters woken."""
+        assert self.ledger is not None
+        found = await self.ledger.state(run.run_id)
+        outcome = _outcome(found[1]) if found and found[1] else cancelled("rollback")
+        thread = await self.ledger.thread(run.thread_id)
+        if thread is not None and thread.status != "busy":
+            after = await thread_after(self.state, thread, outcome, others=False)
+            await self.ledger.settle_thread(after, now())
+        await self._ended(with_(run, status=outcome.status), outcome)
+
+    # -- control --------------------------------------------------------------------------------
+
+    async def cancel(self, run_id: str, action: str = "interrupt") -> None:
+        """Stop a run, durably: its cancel flag is set in the database (the owner's heartbeat
+        and the reaper read it back) and signalled; a pending run ends at once."""
+        if run_id in self._stateless:
+            self._cancel_stateless(run_id, action)
+            return
+        ledger = await self.open()
+        status = await ledger.request_cancel(run_id, action)
+        if status == "running":
+            self._cancel_running(run_id, action)
+        elif status == "pending":
+            await self._cancel_pending(run_id, action)
+
+    async def _cancel_pending(self, run_id: str, action: str) -> None:
+        assert self.ledger is not None
+        body = await self.ledger.run(run_id)
+        if body is None:
+            return
+        outcome = cancelled(action)
+        thread = await self._thread_after(await self.ledger.thread(body.thread_id), outcome)
+        ended = await self.ledger.cancel_pending(run_id, action, thread, now())
+        if ended is None:  # claimed meanwhile: its owner sees the flag
+            self._cancel_running(run_id, action)
+            return
+        await self._ended(ended, outcome)
+
+    def _cancel_running(self, run_id: str, action: str) -> None:
+        if run_id in self._active:
+            self._stop(run_id, action)
+        else:
+            self._signal("cancel", f"{action} {run_id}")
+
+    def _cancel_stateless(self, run_id: str, action: str) -> None:
+        if run_id in self._active:
+            self._stop(run_id, action)
+        else:
+            self._end_stateless(self._stateless[run_id], cancelled(action))
+
+    def _stop(self, run_id: str, action: str) -> None:
+        active = self._active.get(run_id)
+        if active is not None and active.action is None:
+            active.action = action
+            active.scope.cancel()
+
+    def _cancel_local(self, run_id: str, action: str) -> None:
+        """The heartbeat read a cancel flag (the path that works without Redis)."""
+        self._stop(run_id, action)
+
+    def _on_cancel_signal(self, message: str) -> None:
+        action, _, run_id = message.partition(" ")
+        self._stop(run_id, action)
+
+    def _lost(self, run_id: str) -> None:
+        """Our lease lapsed and the run went back to the queue: this attempt is stale."""
+        logger.warning("Run %s lost its lease; stopping the stale attempt", run_id)
+        self._stop(run_id, "lost")
+
+    def _notify(self, run_id: str) -> None:
+        event = self._waiters.pop(run_id, None)
+        if event is not None:
+            event.set()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def wait(self, run_id: str) -> Outcome | None:
+        """Until the run ends, on whichever host it runs; its stored outcome."""
+        seen = False
+        while True:
+            if run_id in self._stateless:
+                await self._wait_signal(run_id, None)
+                continue
+            if run_id in self._outcomes:
+                return self._outcomes[run_id]
+            found = await (await self.open()).state(run_id)
+            if found is None:  # gone while we waited: rolled back on another host
+                return cancelled("rollback") if seen else None
+            seen = True
+            status, stored, _ = found
+            if status not in _INFLIGHT:
+                return _outcome(stored) if stored is not None else None
+            await self._wait_signal(run_id, self._poll)
+
+    async def _wait_signal(self, run_id: str, timeout: float | None) -> None:
+        event = self._waiters.setdefault(run_id, anyio.Event())
+        with anyio.move_on_after(timeout if timeout is not None else 3600):
+            await event.wait()
+
+    async def outcome(self, run_id: str) -> Outcome | None:
+        """How the run ended, None while it is in flight (any host answers)."""
+        if run_id in self._outcomes:
+            return self._outcomes[run_id]
+        if run_id in self._stateless:
+            return None
+        found = await (await self.open()).state(run_id)
+        if found is None or found[0] in _INFLIGHT or found[1] is None:
+            return None
+        return _outcome(found[1])
+
+    async def finished(self, run_id: str) -> bool:
+        """Whether a run is over (or unknown): for a broker deciding an endless stream ended."""
+        if run_id in self._stateless:
+            return False
+        return not await (await self.open()).in_flight(run_id)
+
+    def busy(self) -> int:
+        """Runs executing on this host now (for /metrics)."""
+        return len(self._active)
+
+    def pool_stats(self) -> dict[str, int]:
+        """The queue's connection pool: size, connections in use, bound (for /metrics)."""
+        if self.ledger is None:
+            return {}
+        pool = self.ledger.pool
+        size = pool.get_size()
+        return {"size": size, "in_use": size - pool.get_idle_size(), "max": pool.get_max_size()}
+
+    def stateless(self, run_id: str) -> Run | None:
+        """A stateless run (kept by the host that received it) while in flight: joinable."""
+        return self._stateless.get(run_id)
+
+    async def attempt(self, run_id: str) -> int:
+        """The run's current (or last) attempt number."""
+        if run_id in self._stateless:
+            return 1
+        found = await (await self.open()).state(run_id)
+        return max(1, found[2]) if found is not None else 1
+
+
+def _stored(outcome: Outcome) -> dict[str, Any]:
+    """An outcome as the `outcome` column keeps it (plain JSON)."""
+    return plain(dataclasses.asdict(outcome))
+
+
+def _outcome(stored: dict[str, Any]) -> Outcome:
+    return Outcome(stored["status"], values=stored.get("values"), error=stored.get("error"),
+                   interrupts=stored.get("interrupts") or [])
