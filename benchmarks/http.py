@@ -66,7 +66,7 @@ loop = loop.compile()
 """
 
 
-def _project(root: Path, module: str) -> Path:
+def project(root: Path, module: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "graphs.py").write_text(textwrap.dedent(_GRAPH.format(module=module)))
     config = {"dependencies": ["."], "graphs": {"chain": "./graphs.py:chain",
@@ -75,13 +75,13 @@ def _project(root: Path, module: str) -> Path:
     return root / "langgraph.json"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-class _Server:
+class Server:
     """A server subprocess on a loopback port: started, waited for, measured, stopped."""
 
     def __init__(self, name: str, argv: list[str], port: int, cwd: Path) -> None:
@@ -130,9 +130,9 @@ class _Server:
         self.log.close()
 
 
-def _graphrun_server(work: Path) -> _Server:
-    config = _project(work / "graphrun", "engine")
-    port = _free_port()
+def _graphrun_server(work: Path) -> Server:
+    config = project(work / "graphrun", "engine")
+    port = free_port()
     code = (
         "import sys, uvicorn;"
         "from http_adapter.config import load_settings;"
@@ -140,18 +140,18 @@ def _graphrun_server(work: Path) -> _Server:
         f"s = load_settings({str(config)!r}, in_memory=True);"
         f"uvicorn.run(create_app(s), host='127.0.0.1', port={port}, log_level='warning')"
     )
-    return _Server("graphrun", [sys.executable, "-c", code], port, config.parent)
+    return Server("graphrun", [sys.executable, "-c", code], port, config.parent)
 
 
-def _langgraph_server(work: Path, cli: str) -> _Server:
-    config = _project(work / "langgraph", "langgraph.graph")
-    port = _free_port()
+def _langgraph_server(work: Path, cli: str) -> Server:
+    config = project(work / "langgraph", "langgraph.graph")
+    port = free_port()
     argv = [cli, "dev", "--no-browser", "--no-reload", "--port", str(port), "--config",
             str(config)]
-    return _Server("langgraph", argv, port, config.parent)
+    return Server("langgraph", argv, port, config.parent)
 
 
-def _stats(times: list[float]) -> dict[str, Any]:
+def stats(times: list[float]) -> dict[str, Any]:
     ms = sorted(t * 1000 for t in times)
     q1, _, q3 = statistics.quantiles(ms, n=4, method="inclusive") if len(ms) > 1 else (ms[0],) * 3
     return {"median_ms": statistics.median(ms), "q1_ms": q1, "q3_ms": q3, "min_ms": ms[0],
@@ -161,7 +161,7 @@ def _stats(times: list[float]) -> dict[str, Any]:
 _BODY = {"assistant_id": "chain", "input": {"x": 1}}
 
 
-def _sequential(server: _Server, runs: int) -> dict[str, Any]:
+def _sequential(server: Server, runs: int) -> dict[str, Any]:
     with httpx.Client(base_url=server.url, timeout=30) as client:
         for _ in range(max(5, runs // 10)):
             client.post("/runs/wait", json=_BODY).raise_for_status()
@@ -170,12 +170,12 @@ def _sequential(server: _Server, runs: int) -> dict[str, Any]:
             started = time.perf_counter()
             client.post("/runs/wait", json=_BODY).raise_for_status()
             times.append(time.perf_counter() - started)
-    out = _stats(times)
+    out = stats(times)
     out["runs_per_s"] = runs / sum(times)
     return out
 
 
-def _concurrent(server: _Server, clients: int, per_client: int) -> dict[str, Any]:
+def _concurrent(server: Server, clients: int, per_client: int) -> dict[str, Any]:
     # Each client connects and warms up first (as the sequential case does); the clock runs
     # from the moment all of them are ready until the last one is done.
     ready = threading.Barrier(clients + 1, timeout=120)  # a failed client breaks it: no hang
@@ -200,7 +200,7 @@ def _concurrent(server: _Server, clients: int, per_client: int) -> dict[str, Any
             "runs_per_s": total / elapsed}
 
 
-def _sse(server: _Server, reps: int) -> dict[str, Any]:
+def _sse(server: Server, reps: int) -> dict[str, Any]:
     body = {"assistant_id": "loop", "input": {"n": 0}, "stream_mode": "updates",
             "config": {"recursion_limit": 1000}}
     times, counts = [], []
@@ -214,13 +214,13 @@ def _sse(server: _Server, reps: int) -> dict[str, Any]:
                         events += 1
             times.append(time.perf_counter() - started)
             counts.append(events)
-    out = _stats(times)
+    out = stats(times)
     out["events"] = int(statistics.median(counts))
     out["events_per_s"] = out["events"] / (out["median_ms"] / 1000)
     return out
 
 
-def _measure(server: _Server, quick: bool) -> dict[str, dict[str, Any]]:
+def _measure(server: Server, quick: bool) -> dict[str, dict[str, Any]]:
     time.sleep(1.0)  # let start-up settle before reading idle memory
     rss = server.rss_mib()
     return {
