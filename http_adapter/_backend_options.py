@@ -6,6 +6,10 @@
     --no-prepared-statements        for PgBouncer in transaction mode (env GRAPHRUN_PREPARED_STATEMENTS=0)
     --drain-grace SECONDS           SIGTERM: how long running runs get to finish
                                     (env BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS, LangGraph's name)
+    --lease-seconds / --heartbeat-seconds / --reaper-seconds
+                                    how long a host owns a claimed run without renewing it, how
+                                    often it renews (default: a third of the lease), how often
+                                    every host looks for lapsed leases (cluster mode)
 
 A flag wins over its environment variable. The environment is read after the project's `env`
 was applied, so a `.env` named in langgraph.json may set them, as in a LangGraph deployment.
@@ -50,6 +54,13 @@ def add_backend_flags(parser: argparse.ArgumentParser) -> None:
                        help="on SIGTERM, how long running runs get to finish before they are "
                             "handed back to the queue (env BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS; "
                             "default: 20)")
+    group.add_argument("--lease-seconds", type=float, default=None, metavar="SECONDS",
+                       help="how long a host owns a claimed run without renewing its lease "
+                            "(default: 30)")
+    group.add_argument("--heartbeat-seconds", type=float, default=None, metavar="SECONDS",
+                       help="how often a host renews its leases (default: a third of the lease)")
+    group.add_argument("--reaper-seconds", type=float, default=None, metavar="SECONDS",
+                       help="how often each host re-queues runs whose lease lapsed (default: 5)")
 
 
 def backend_options(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -82,6 +93,20 @@ def backend_options(args: argparse.Namespace, environ: Mapping[str, str]) -> dic
         if grace < 0:
             raise ConfigError("--drain-grace must be 0 or more seconds")
         found["drain_grace"] = grace
+    found.update(_leases(args))
+    return found
+
+
+def _leases(args: argparse.Namespace) -> dict[str, float]:
+    found = {name: value for name, value in (
+        ("lease", args.lease_seconds), ("lease_heartbeat", args.heartbeat_seconds),
+        ("reaper_interval", args.reaper_seconds)) if value is not None}
+    if any(value <= 0 for value in found.values()):
+        raise ConfigError("--lease-seconds, --heartbeat-seconds and --reaper-seconds must be "
+                          "more than 0")
+    lease = found.get("lease", Settings(graphs={}).lease)
+    if found.get("lease_heartbeat", 0) >= lease:
+        raise ConfigError("--heartbeat-seconds must be shorter than --lease-seconds")
     return found
 
 

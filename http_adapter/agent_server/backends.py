@@ -78,7 +78,7 @@ def _cluster(settings: Settings) -> Parts:
 
     def make_queue(state: Any) -> Any:
         return ClusterQueue(state, signals=signals, lease=settings.lease,
-                            heartbeat=settings.lease_heartbeat, reaper=settings.reaper_interval)
+                            heartbeat=settings.heartbeat_interval, reaper=settings.reaper_interval)
 
     return Parts(
         records=records,

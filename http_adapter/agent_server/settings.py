@@ -36,10 +36,15 @@ class Settings:
     pool_max: int = 10  # and at most
     prepared_statements: bool = True  # off for PgBouncer in transaction mode
     lease: float = 30.0  # seconds a claimed run is owned without a heartbeat
-    lease_heartbeat: float = 10.0  # seconds between lease renewals
+    lease_heartbeat: float | None = None  # seconds between lease renewals; None: lease / 3
     reaper_interval: float = 5.0  # seconds between sweeps for lapsed leases
     drain_grace: float = 20.0  # SIGTERM: seconds running runs get to finish before release
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Seconds between lease renewals: given, or a third of the lease."""
+        return self.lease_heartbeat if self.lease_heartbeat is not None else self.lease / 3
 
     @property
     def cluster(self) -> bool:

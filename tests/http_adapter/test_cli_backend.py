@@ -10,6 +10,7 @@ import pytest
 
 from http_adapter import cli
 from http_adapter._backend_options import backend_options
+from http_adapter.agent_server.settings import Settings
 from http_adapter.config import ConfigError
 
 from .test_cli import graphrun_command
@@ -49,6 +50,16 @@ def test_pools_prepared_statements_and_drain_grace() -> None:
     assert options(GRAPHRUN_PREPARED_STATEMENTS="true") == {"prepared_statements": True}
 
 
+def test_lease_heartbeat_and_reaper_intervals() -> None:
+    assert options("--lease-seconds", "2", "--reaper-seconds", "0.5") == {
+        "lease": 2.0, "reaper_interval": 0.5}
+    assert options("--lease-seconds", "6", "--heartbeat-seconds", "1") == {
+        "lease": 6.0, "lease_heartbeat": 1.0}
+    settings = Settings(graphs={}, lease=2.0)
+    assert settings.heartbeat_interval == pytest.approx(2 / 3)  # renewed well within the lease
+    assert Settings(graphs={}, lease_heartbeat=4.0).heartbeat_interval == 4.0
+
+
 @pytest.mark.parametrize(("argv", "environ", "message"), [
     (["--redis-url", REDIS], {}, "needs --database-url"),
     ([], {"REDIS_URI": REDIS}, "needs --database-url"),
@@ -60,6 +71,9 @@ def test_pools_prepared_statements_and_drain_grace() -> None:
     ([], {"GRAPHRUN_POOL_MAX": "many"}, "GRAPHRUN_POOL_MAX='many' is not a number"),
     ([], {"GRAPHRUN_PREPARED_STATEMENTS": "maybe"}, "expected true or false"),
     (["--drain-grace", "-1"], {}, "0 or more"),
+    (["--lease-seconds", "0"], {}, "more than 0"),
+    (["--lease-seconds", "2", "--heartbeat-seconds", "2"], {}, "shorter than --lease"),
+    (["--heartbeat-seconds", "40"], {}, "shorter than --lease"),
 ])
 def test_bad_choices_are_clear_errors(argv: list[str], environ: dict[str, str],
                                       message: str) -> None:
