@@ -66,19 +66,27 @@ def _cluster(settings: Settings) -> Parts:
 
     url = settings.database_url
     assert url is not None
+    records = PgRecords(url, min_size=settings.pool_min, max_size=settings.pool_max,
+                        prepared_statements=settings.prepared_statements)
     signals = broker = None
     if settings.redis_url is not None:
         from .cluster.broker import RedisBroker
         from .cluster.signals import Signals
 
+        async def is_finished(run_id: str) -> bool:
+            """A stream without its end marker ends once its run's record says so."""
+            run = await records.get_run(run_id)
+            return run is None or run.status not in ("pending", "running")
+
         signals = Signals(settings.redis_url)
-        broker = RedisBroker(settings.redis_url)
-    records = PgRecords(url, min_size=settings.pool_min, max_size=settings.pool_max,
-                        prepared_statements=settings.prepared_statements)
+        broker = RedisBroker(settings.redis_url, is_finished=is_finished)
 
     def make_queue(state: Any) -> Any:
-        return ClusterQueue(state, signals=signals, lease=settings.lease,
-                            heartbeat=settings.heartbeat_interval, reaper=settings.reaper_interval)
+        return ClusterQueue(
+            state, url, signals=signals, lease=settings.lease,
+            heartbeat=settings.heartbeat_interval, reaper=settings.reaper_interval,
+            pool_size=settings.pool_max, prepared_statements=settings.prepared_statements,
+        )
 
     return Parts(
         records=records,

@@ -20,7 +20,9 @@ from typing import Any
 
 from .executor import after_seconds
 
-__all__ = ["WAIT_BUCKETS", "WaitHistogram", "figures", "prometheus", "queue_wait"]
+__all__ = [
+    "WAIT_BUCKETS", "WaitHistogram", "asyncpg_pool_stats", "figures", "prometheus", "queue_wait",
+]
 
 WAIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 _RUN_STATUSES = ("pending", "running", "success", "error", "timeout", "interrupted")
@@ -149,14 +151,20 @@ def _busy(queue: Any, default: int) -> int:
 def _pools(state: Any) -> dict[str, dict[str, int]]:
     """Each PostgreSQL pool's size, connections in use and bounds, by part."""
     found = {}
-    for name, part in (("records", state.records), ("checkpoints", state.saver),
-                       ("store", state.store)):
+    for name, part in (("records", state.records), ("queue", state.queue),
+                       ("checkpoints", state.saver), ("store", state.store)):
         stats = getattr(part, "pool_stats", None)
         if callable(stats):
             got = stats()
             if got:
                 found[name] = dict(got)
     return found
+
+
+def asyncpg_pool_stats(pool: Any) -> dict[str, int]:
+    """An asyncpg pool's figures, as a part's `pool_stats()` returns them."""
+    size = pool.get_size()
+    return {"size": size, "in_use": size - pool.get_idle_size(), "max": pool.get_max_size()}
 
 
 async def _maybe_await(value: Any) -> Any:

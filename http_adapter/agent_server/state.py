@@ -57,8 +57,8 @@ class ServerState:
     async def health(self) -> dict[str, str]:
         """Each shared service's state ("ok" | "unavailable"), by name; empty when embedded.
 
-        Asks the parts that talk to a service (`health()`): the records for the database,
-        the signals (else the broker) for Redis.
+        Asks the parts that talk to a service: the records for the database (`health()`, a
+        live query), the signals for Redis (`healthy`: whether their listener is connected).
         """
         if not self.settings.cluster:
             return {}
@@ -129,8 +129,11 @@ class ServerState:
 
 
 async def _health(part: Any) -> str:
-    """A part's `health()`, never raising: a failing check is "unavailable"."""
+    """A part's `health()` (or its `healthy` flag), never raising: a failing check is
+    "unavailable"."""
     try:
-        return str(await part.health())
+        check = getattr(part, "health", None)
+        healthy = await check() if callable(check) else getattr(part, "healthy", False)
     except Exception:
         return "unavailable"
+    return "ok" if healthy in (True, "ok") else "unavailable"
