@@ -26,7 +26,7 @@ import msgspec
 from croniter import CroniterError, croniter  # type: ignore[import-untyped]
 
 from .errors import ServerError, UnprocessableEntity
-from .records import Records
+from .records import RecordStore
 from .state import ServerState
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Cron",
     "CronScheduler",
     "all_crons",
+    "cron_of",
     "check_timezone",
     "iso",
     "next_run",
@@ -43,7 +44,7 @@ __all__ = [
 
 logger = logging.getLogger("http_adapter.crons")
 
-KIND = "cron"  # the records kind crons are persisted under (`Records.put_extra`)
+KIND = "cron"  # the records kind crons are persisted under (`RecordStore.put_extra`)
 
 
 class Cron(msgspec.Struct, kw_only=True):
@@ -115,13 +116,14 @@ def next_run(schedule: str, timezone: str | None, after: datetime) -> datetime:
     return found.astimezone(UTC)  # type: ignore[no-any-return]
 
 
-def all_crons(records: Records) -> dict[str, Cron]:
-    """The crons by id; those reloaded from the file (plain dicts) become `Cron`s once."""
-    crons = records.extra.setdefault(KIND, {})
-    for cron_id, cron in list(crons.items()):
-        if not isinstance(cron, Cron):
-            crons[cron_id] = msgspec.convert(cron, Cron)
-    return crons
+async def all_crons(records: RecordStore) -> dict[str, Cron]:
+    """The crons by id, creation order (the store keeps plain JSON bodies)."""
+    return {key: msgspec.convert(body, Cron) for key, body in (await records.extras(KIND)).items()}
+
+
+async def cron_of(records: RecordStore, cron_id: str) -> Cron | None:
+    body = await records.get_extra(KIND, cron_id)
+    return None if body is None else msgspec.convert(body, Cron)
 
 
 class CronScheduler:
@@ -142,12 +144,11 @@ class CronScheduler:
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Fire due crons until cancelled; those missed while the server was down fire first."""
-        all_crons(self.state.records)
         task_status.started()
         while True:
             self._wake = anyio.Event()  # before the scan: a change during it wakes us at once
             await self.tick()
-            delay = self._delay()
+            delay = await self._delay()
             if delay is None:
                 await self._wake.wait()
             elif delay > 0:
@@ -158,15 +159,15 @@ class CronScheduler:
         """Fire every enabled cron whose `next_run_date` has come; how many fired."""
         now = self.now()
         fired = 0
-        for cron in list(all_crons(self.state.records).values()):
+        for cron in (await all_crons(self.state.records)).values():
             due = cron.next_run_date
             if cron.enabled and due is not None and datetime.fromisoformat(due) <= now:
                 fired += await self._fire(cron, now)
         return fired
 
-    def _delay(self) -> float | None:
+    async def _delay(self) -> float | None:
         """Seconds until the earliest enabled cron is due (None: nothing scheduled)."""
-        dates = [c.next_run_date for c in all_crons(self.state.records).values()
+        dates = [c.next_run_date for c in (await all_crons(self.state.records)).values()
                  if c.enabled and c.next_run_date is not None]
         if not dates:
             return None
@@ -188,7 +189,7 @@ class CronScheduler:
         if end is not None and due > end:
             await self._advance(cron, None)
             return 0
-        if cron.thread_id is not None and cron.thread_id not in records.threads:
+        if cron.thread_id is not None and await records.get_thread(cron.thread_id) is None:
             # The thread is gone: its crons go with it (as a foreign key would cascade).
             logger.warning("Deleting cron %s: its thread %s no longer exists",
                            cron.cron_id, cron.thread_id)
@@ -212,7 +213,7 @@ class CronScheduler:
 
     async def _advance(self, cron: Cron, following: datetime | None) -> None:
         """Record the next run date, unless the cron was changed or deleted meanwhile."""
-        latest = all_crons(self.state.records).get(cron.cron_id)
+        latest = await cron_of(self.state.records, cron.cron_id)
         if latest is None or latest.next_run_date != cron.next_run_date:
             return
         updated = msgspec.structs.replace(

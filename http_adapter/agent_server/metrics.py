@@ -100,19 +100,9 @@ async def figures(state: Any) -> dict[str, Any]:
 
 
 async def _record_counts(records: Any) -> tuple[dict[str, int], dict[str, int], int]:
-    """Runs and threads by status, and the assistants: `stats()` (the records protocol) or,
-    for a records object without it, its in-process indexes."""
-    stats = getattr(records, "stats", None)
-    if callable(stats):
-        got = await _maybe_await(stats())
-        return dict(got.runs), dict(got.threads), int(got.assistants)
-    runs: dict[str, int] = {}
-    for run in records.runs.values():
-        runs[run.status] = runs.get(run.status, 0) + 1
-    threads: dict[str, int] = {}
-    for thread in records.threads.values():
-        threads[thread.status] = threads.get(thread.status, 0) + 1
-    return runs, threads, len(records.assistants)
+    """Runs and threads by status, and the assistants (`RecordStore.stats()`)."""
+    got = await records.stats()
+    return dict(got.runs), dict(got.threads), int(got.assistants)
 
 
 async def _queue_numbers(state: Any, runs: dict[str, int]) -> dict[str, Any]:
@@ -124,7 +114,7 @@ async def _queue_numbers(state: Any, runs: dict[str, int]) -> dict[str, Any]:
         given = await _maybe_await(stats())
         if isinstance(given, dict) and {"pending", "running"} <= given.keys():
             return {"wait_max": None, "wait_med": None, **given}
-    pending = await _pending_runs(state.records)
+    pending = await state.records.runs_with_status("pending")
     stateless = [r for rid, r in (getattr(queue, "_stateless", {}) or {}).items()
                  if rid not in (getattr(queue, "_active", {}) or {})]
     waits = [queue_wait(r) for r in [*pending, *stateless]]
@@ -134,13 +124,6 @@ async def _queue_numbers(state: Any, runs: dict[str, int]) -> dict[str, Any]:
         "wait_max": round(max(waits), 3) if waits else None,
         "wait_med": round(statistics.median(waits), 3) if waits else None,
     }
-
-
-async def _pending_runs(records: Any) -> list[Any]:
-    with_status = getattr(records, "runs_with_status", None)
-    if callable(with_status):
-        return list(await _maybe_await(with_status("pending")))
-    return [r for r in records.runs.values() if r.status == "pending"]
 
 
 def _busy(queue: Any, default: int) -> int:

@@ -74,17 +74,15 @@ class RunQueue:
 
     async def _recover(self) -> None:
         records = self.state.records
-        for run in list(records.runs.values()):
-            if run.status == "running":
-                self._attempts[run.run_id] = self._attempts.get(run.run_id, 1) + 1
-                await records.put_run(_with(run, status="pending"))
-        attempts = records.extra.get("run_attempt", {})
+        for run in await records.runs_with_status("running"):
+            self._attempts[run.run_id] = self._attempts.get(run.run_id, 1) + 1
+            await records.put_run(_with(run, status="pending"))
+        attempts = await records.extras("run_attempt")
         for run_id, attempt in attempts.items():
             self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
-        for run in records.runs.values():
-            if run.status == "pending":
-                self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
-                self._done.setdefault(run.run_id, anyio.Event())
+        for run in await records.runs_with_status("pending"):
+            self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+            self._done.setdefault(run.run_id, anyio.Event())
         self.wake()
 
     async def drain(self, grace: float) -> None:
@@ -141,7 +139,8 @@ class RunQueue:
             self.wake()
             return run
         records = self.state.records
-        inflight = [r for r in records.runs_of(thread.thread_id) if r.status in ("pending", "running")]
+        inflight = [r for r in await records.runs_of(thread.thread_id)
+                    if r.status in ("pending", "running")]
         strategy = run.multitask_strategy
         if inflight and strategy == "reject":
             self.state.broker.forget(run.run_id)
@@ -159,17 +158,19 @@ class RunQueue:
 
     # -- workers --------------------------------------------------------------------------------
 
-    def _eligible(self) -> tuple[Run | None, float | None]:
-        """The oldest runnable run, and how long until a delayed one becomes runnable."""
+    async def _eligible(self) -> tuple[Run | None, float | None]:
+        """The oldest runnable run, and how long until a delayed one becomes runnable.
+
+        The embedded `Records` getters never suspend, so this scan and the claim in `_worker`
+        stay one atomic step, as when they were plain dict reads."""
         now_ = time.monotonic()
         soonest: float | None = None
+        records = self.state.records
         busy_threads = {
-            r.thread_id for rid in self._active
-            if (r := self.state.records.runs.get(rid)) is not None
+            r.thread_id for rid in list(self._active)
+            if (r := await records.get_run(rid)) is not None
         }
-        candidates = list(self._stateless.values()) + [
-            r for r in self.state.records.runs.values() if r.status == "pending"
-        ]
+        candidates = list(self._stateless.values()) + await records.runs_with_status("pending")
         candidates.sort(key=lambda r: r.created_at)
         for run in candidates:
             if run.run_id in self._active:
@@ -185,7 +186,7 @@ class RunQueue:
 
     async def _worker(self) -> None:
         while not self._draining:
-            run, wait = self._eligible()
+            run, wait = await self._eligible()
             if run is None:
                 if self._pending_wakes:
                     self._pending_wakes -= 1
@@ -230,7 +231,7 @@ class RunQueue:
 
     async def _stream(self, run: Run, active: _Active, stateless: bool, attempt: int) -> Outcome:
         state = self.state
-        assistant = state.assistant(run.assistant_id)
+        assistant = await state.assistant(run.assistant_id)
         graph = await state.graph(assistant.graph_id, stateless=stateless)
         value, config, options = engine_args(
             run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
@@ -293,7 +294,7 @@ class RunQueue:
             await self._rollback(run)
         elif not stateless:
             updated = _with(run, status=outcome.status, updated_at=now())
-            thread = records.threads.get(run.thread_id)
+            thread = await records.get_thread(run.thread_id)
             threads = (
                 [await self._thread_after(thread, outcome, finished=run.run_id)]
                 if thread is not None else []
@@ -328,7 +329,7 @@ class RunQueue:
     ) -> Thread:
         """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
         others = [
-            r for r in self.state.records.runs_of(thread.thread_id)
+            r for r in await self.state.records.runs_of(thread.thread_id)
             if r.status in ("pending", "running") and r.run_id != finished
         ]
         snapshot = await self.state.saver.aget_tuple(
@@ -373,7 +374,7 @@ class RunQueue:
         if ids:
             await saver.adelete_checkpoints(run.thread_id, ids)
         await records.delete_run(run.run_id)
-        thread = records.threads.get(run.thread_id)
+        thread = await records.get_thread(run.thread_id)
         if thread is not None:
             await records.put_thread(
                 await self._thread_after(thread, _cancelled("rollback"), finished=run.run_id)
@@ -388,7 +389,7 @@ class RunQueue:
             active.action = action
             active.scope.cancel()
             return
-        run = self.state.records.runs.get(run_id) or self._stateless.get(run_id)
+        run = await self.state.records.get_run(run_id) or self._stateless.get(run_id)
         if run is None or run.status not in ("pending",):
             return
         self._active[run_id] = _Active(anyio.CancelScope(), action)
@@ -405,14 +406,14 @@ class RunQueue:
             await done.wait()
         return self._outcomes.get(run_id)
 
-    def outcome(self, run_id: str) -> Outcome | None:
+    async def outcome(self, run_id: str) -> Outcome | None:
         return self._outcomes.get(run_id)
 
     def stateless(self, run_id: str) -> Run | None:
         """A stateless run (not in the records) while it is pending or running: joinable."""
         return self._stateless.get(run_id)
 
-    def attempt(self, run_id: str) -> int:
+    async def attempt(self, run_id: str) -> int:
         return self._attempts.get(run_id, 1)
 
 

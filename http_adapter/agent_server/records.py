@@ -2,22 +2,23 @@
 
 The embedded default keeps every record in process-local indexes and writes each change
 through to SQLite before the call returns, so a restart reloads them (`open()`); `--in-memory`
-skips the file. Reads and searches are dictionary work. A later PostgreSQL back end implements
-the same methods with queries (DESIGN: records are a scaling seam).
+skips the file. Reads and searches are dictionary work. `RecordStore` is the protocol every back end
+implements (issue 19, SCALEOUT §1); `cluster.records.PgRecords` is the PostgreSQL one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
 from ._records_file import RecordFile
 from .schemas import Assistant, Run, Thread
 
-__all__ = ["Records", "matches", "now"]
+__all__ = ["RecordStats", "RecordStore", "Records", "matches", "now"]
 
 T = TypeVar("T")
 _KINDS = {"assistant": Assistant, "assistant_version": Assistant, "thread": Thread, "run": Run}
@@ -50,17 +51,67 @@ def page(items: list[T], limit: int, offset: int) -> list[T]:
     return items[offset : offset + limit] if limit >= 0 else items[offset:]
 
 
+class RecordStats(msgspec.Struct, frozen=True):
+    """Record counts for `/info` and `/metrics`: assistants, and threads and runs by status."""
+
+    assistants: int
+    threads: dict[str, int]
+    runs: dict[str, int]
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """The records protocol (issue 19, SCALEOUT §1): routes, the queue and the schedulers see
+    only this, so the embedded `Records` and the PostgreSQL back end are interchangeable.
+    Searches and listings return creation order."""
+
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def get_assistant(self, assistant_id: str) -> Assistant | None: ...
+    async def assistant_versions(self, assistant_id: str) -> dict[int, Assistant]: ...
+    async def put_assistant(self, assistant: Assistant) -> Assistant: ...
+    async def set_assistant(self, assistant: Assistant) -> Assistant: ...
+    async def delete_assistant(self, assistant_id: str) -> None: ...
+    async def search_assistants(
+        self, *, metadata: dict[str, Any] | None = None, graph_id: str | None = None,
+        name: str | None = None,
+    ) -> list[Assistant]: ...
+    async def get_thread(self, thread_id: str) -> Thread | None: ...
+    async def put_thread(self, thread: Thread) -> Thread: ...
+    async def delete_thread(self, thread_id: str) -> None: ...
+    async def search_threads(
+        self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
+        status: str | None = None, ids: list[str] | None = None,
+    ) -> list[Thread]: ...
+    async def threads_updated_before(self, stamp: str) -> list[Thread]: ...
+    async def get_run(self, run_id: str) -> Run | None: ...
+    async def put_run(self, run: Run) -> Run: ...
+    async def put_runs(self, runs: list[Run], threads: Sequence[Thread] = ()) -> None: ...
+    async def delete_run(self, run_id: str) -> None: ...
+    async def runs_of(self, thread_id: str, status: str | None = None) -> list[Run]: ...
+    async def runs_with_status(self, *statuses: str) -> list[Run]: ...
+    async def stats(self) -> RecordStats: ...
+    async def get_extra(self, kind: str, key: str) -> Any | None: ...
+    async def extras(self, kind: str) -> dict[str, Any]: ...
+    async def put_extra(self, kind: str, key: str, body: Any) -> None: ...
+    async def replace_extra(self, kind: str, key: str, expected: Any, new: Any) -> bool: ...
+    async def delete_extra(self, kind: str, key: str) -> None: ...
+
+
 class Records:
-    """All records of one server; one instance per process."""
+    """All records of one server process (the embedded `RecordStore`): process-local indexes,
+    written through to SQLite. The indexes are private: other modules go through the
+    protocol, so they work the same over the PostgreSQL back end."""
 
     def __init__(self, path: str | None = None) -> None:
         self._file = RecordFile(path) if path else None
-        self.assistants: dict[str, Assistant] = {}
-        self.versions: dict[str, dict[int, Assistant]] = {}
-        self.threads: dict[str, Thread] = {}
-        self.runs: dict[str, Run] = {}
-        self.thread_runs: dict[str, list[str]] = {}
-        self.extra: dict[str, dict[str, Any]] = {}  # other kinds (crons...) by kind then id
+        self._assistants: dict[str, Assistant] = {}
+        self._versions: dict[str, dict[int, Assistant]] = {}
+        self._threads: dict[str, Thread] = {}
+        self._runs: dict[str, Run] = {}
+        self._thread_runs: dict[str, list[str]] = {}
+        # other kinds (crons...) by kind then key; bodies as plain JSON values, as reloaded
+        self._extra: dict[str, dict[str, Any]] = {}
 
     async def open(self) -> None:
         if self._file is None:
@@ -69,7 +120,7 @@ class Records:
         for kind, key, body in await self._file.load():
             struct = _KINDS.get(kind)
             if struct is None:
-                self.extra.setdefault(kind, {})[key] = msgspec.json.decode(body)
+                self._extra.setdefault(kind, {})[key] = msgspec.json.decode(body)
                 continue
             record = msgspec.json.decode(body, type=struct)
             self._index(kind, record)
@@ -80,15 +131,15 @@ class Records:
 
     def _index(self, kind: str, record: Any) -> None:
         if kind == "assistant":
-            self.assistants[record.assistant_id] = record
+            self._assistants[record.assistant_id] = record
         elif kind == "assistant_version":
-            self.versions.setdefault(record.assistant_id, {})[record.version] = record
+            self._versions.setdefault(record.assistant_id, {})[record.version] = record
         elif kind == "thread":
-            self.threads[record.thread_id] = record
+            self._threads[record.thread_id] = record
         elif kind == "run":
-            if record.run_id not in self.runs:
-                self.thread_runs.setdefault(record.thread_id, []).append(record.run_id)
-            self.runs[record.run_id] = record
+            if record.run_id not in self._runs:
+                self._thread_runs.setdefault(record.thread_id, []).append(record.run_id)
+            self._runs[record.run_id] = record
 
     async def _save(self, changes: list[tuple[str, str, Any]], deletes: Iterable[tuple[str, str]] = ()) -> None:
         if self._file is not None:
@@ -97,6 +148,13 @@ class Records:
             )
 
     # -- assistants -----------------------------------------------------------------------------
+
+    async def get_assistant(self, assistant_id: str) -> Assistant | None:
+        return self._assistants.get(assistant_id)
+
+    async def assistant_versions(self, assistant_id: str) -> dict[int, Assistant]:
+        """Every version of an assistant by number (a copy: the caller may keep it)."""
+        return dict(self._versions.get(assistant_id, {}))
 
     async def put_assistant(self, assistant: Assistant) -> Assistant:
         """Create an assistant (version 1) or add a new latest version to it."""
@@ -115,15 +173,15 @@ class Records:
         return assistant
 
     async def delete_assistant(self, assistant_id: str) -> None:
-        versions = self.versions.pop(assistant_id, {})
+        versions = self._versions.pop(assistant_id, {})
         await self._save(
             [],
             [("assistant", assistant_id)]
             + [("assistant_version", f"{assistant_id}:{v}") for v in versions],
         )
-        self.assistants.pop(assistant_id, None)
+        self._assistants.pop(assistant_id, None)
 
-    def search_assistants(
+    async def search_assistants(
         self, *, metadata: dict[str, Any] | None = None, graph_id: str | None = None,
         name: str | None = None,
     ) -> list[Assistant]:
@@ -131,7 +189,7 @@ class Records:
         case-insensitive substring, `metadata` by JSON containment. Creation order."""
         needle = name.lower() if name else None
         return [
-            a for a in self.assistants.values()
+            a for a in self._assistants.values()
             if (graph_id is None or a.graph_id == graph_id)
             and (needle is None or needle in (a.name or "").lower())
             and matches(a.metadata, metadata)
@@ -139,19 +197,23 @@ class Records:
 
     # -- threads --------------------------------------------------------------------------------
 
+    async def get_thread(self, thread_id: str) -> Thread | None:
+        return self._threads.get(thread_id)
+
     async def put_thread(self, thread: Thread) -> Thread:
         await self._save([("thread", thread.thread_id, thread)])
         self._index("thread", thread)
         return thread
 
     async def delete_thread(self, thread_id: str) -> None:
-        run_ids = self.thread_runs.pop(thread_id, [])
+        """The thread with its runs; deleting a missing thread is a no-op (sweeps race)."""
+        run_ids = self._thread_runs.pop(thread_id, [])
         await self._save([], [("thread", thread_id)] + [("run", r) for r in run_ids])
-        self.threads.pop(thread_id, None)
+        self._threads.pop(thread_id, None)
         for run_id in run_ids:
-            self.runs.pop(run_id, None)
+            self._runs.pop(run_id, None)
 
-    def search_threads(
+    async def search_threads(
         self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
         status: str | None = None, ids: list[str] | None = None,
     ) -> list[Thread]:
@@ -159,9 +221,9 @@ class Records:
         thread without values never matches a `values` filter). Creation order."""
         if ids is not None:
             wanted = set(ids)
-            pool: Iterable[Thread] = (t for i, t in self.threads.items() if i in wanted)
+            pool: Iterable[Thread] = (t for i, t in self._threads.items() if i in wanted)
         else:
-            pool = self.threads.values()
+            pool = self._threads.values()
         return [
             t for t in pool
             if (status is None or t.status == status)
@@ -169,7 +231,14 @@ class Records:
             and (not values or matches(t.values, values))
         ]
 
+    async def threads_updated_before(self, stamp: str) -> list[Thread]:
+        """Threads last updated before `stamp` (ISO-8601, as `now()`), creation order."""
+        return [t for t in self._threads.values() if t.updated_at < stamp]
+
     # -- runs -----------------------------------------------------------------------------------
+
+    async def get_run(self, run_id: str) -> Run | None:
+        return self._runs.get(run_id)
 
     async def put_run(self, run: Run) -> Run:
         await self._save([("run", run.run_id, run)])
@@ -187,27 +256,63 @@ class Records:
             self._index("thread", thread)
 
     async def delete_run(self, run_id: str) -> None:
-        run = self.runs.pop(run_id, None)
+        run = self._runs.pop(run_id, None)
         await self._save([], [("run", run_id)])
         if run is not None:
-            ids = self.thread_runs.get(run.thread_id, [])
+            ids = self._thread_runs.get(run.thread_id, [])
             if run_id in ids:
                 ids.remove(run_id)
 
-    def runs_of(self, thread_id: str, status: str | None = None) -> list[Run]:
+    async def runs_of(self, thread_id: str, status: str | None = None) -> list[Run]:
         """A thread's runs in creation order."""
-        runs = [self.runs[r] for r in self.thread_runs.get(thread_id, ()) if r in self.runs]
+        runs = [self._runs[r] for r in self._thread_runs.get(thread_id, ()) if r in self._runs]
         return [r for r in runs if status is None or r.status == status]
+
+    async def runs_with_status(self, *statuses: str) -> list[Run]:
+        """Every run (all threads) in one of `statuses`, creation order."""
+        return [r for r in self._runs.values() if r.status in statuses]
+
+    async def stats(self) -> RecordStats:
+        return RecordStats(
+            assistants=len(self._assistants),
+            threads=dict(Counter(t.status for t in self._threads.values())),
+            runs=dict(Counter(r.status for r in self._runs.values())),
+        )
 
     # -- other kinds (crons, ...) ---------------------------------------------------------------
 
-    async def put_extra(self, kind: str, key: str, record: Any) -> None:
-        await self._save([(kind, key, record)])
-        self.extra.setdefault(kind, {})[key] = record
+    async def get_extra(self, kind: str, key: str) -> Any | None:
+        return self._extra.get(kind, {}).get(key)
+
+    async def extras(self, kind: str) -> dict[str, Any]:
+        """A kind's bodies by key, creation order (a copy)."""
+        return dict(self._extra.get(kind, {}))
+
+    async def put_extra(self, kind: str, key: str, body: Any) -> None:
+        plain = msgspec.to_builtins(body)  # stored as it reads back from the file
+        await self._save([(kind, key, plain)])
+        self._extra.setdefault(kind, {})[key] = plain
+
+    async def replace_extra(self, kind: str, key: str, expected: Any, new: Any) -> bool:
+        """Compare-and-set on the whole body: write `new` only while the body is still
+        `expected` (False otherwise, nothing written). Crons fire once (issue 19 §8)."""
+        bodies = self._extra.get(kind, {})
+        old = bodies.get(key)
+        if old is None or old != msgspec.to_builtins(expected):
+            return False
+        plain = msgspec.to_builtins(new)
+        bodies[key] = plain  # before any await: a concurrent replace now compares against it
+        try:
+            await self._save([(kind, key, plain)])
+        except BaseException:
+            if bodies.get(key) is plain:
+                bodies[key] = old
+            raise
+        return True
 
     async def delete_extra(self, kind: str, key: str) -> None:
         await self._save([], [(kind, key)])
-        self.extra.get(kind, {}).pop(key, None)
+        self._extra.get(kind, {}).pop(key, None)
 
 
 def sort_records(

@@ -14,7 +14,7 @@ from engine import CompiledStateGraph
 from .._graph_spec import NotAGraph, compile_graph
 from .backends import build_parts
 from .errors import NotFound, UnprocessableEntity
-from .records import now
+from .records import RecordStore, now
 from .schemas import Assistant
 from .settings import Settings
 
@@ -34,7 +34,7 @@ class ServerState:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         parts = build_parts(settings)
-        self.records: Any = parts.records
+        self.records: RecordStore = parts.records
         self.saver: Any = parts.saver
         self.store: Any = parts.store  # langgraph.json `store` (issue 18)
         self._graphs: dict[str, CompiledStateGraph] = {}
@@ -76,7 +76,7 @@ class ServerState:
 
     async def _ensure_builtin(self, graph_id: str) -> None:
         assistant_id = assistant_id_for(graph_id)
-        if assistant_id in self.records.assistants:
+        if await self.records.get_assistant(assistant_id) is not None:
             return
         stamp = now()
         await self.records.put_assistant(
@@ -118,11 +118,11 @@ class ServerState:
                 f"Graph '{graph_id}' is not a graph or a graph factory"
             ) from None
 
-    def assistant(self, assistant_id: str) -> Assistant:
+    async def assistant(self, assistant_id: str) -> Assistant:
         """An assistant by id, or a graph id naming its built-in assistant (SPEC §3)."""
-        found = self.records.assistants.get(assistant_id)
+        found = await self.records.get_assistant(assistant_id)
         if found is None and assistant_id in self.settings.graphs:
-            found = self.records.assistants.get(assistant_id_for(assistant_id))
+            found = await self.records.get_assistant(assistant_id_for(assistant_id))
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found

@@ -46,23 +46,34 @@ class ThreadSweeper:
             except Exception:  # a failed sweep is logged; the next one tries again
                 _log.exception("checkpointer.ttl sweep failed")
 
-    def expired(self) -> list[str]:
+    def _cutoff(self) -> str:
+        return (datetime.now(UTC) - self.ttl).isoformat(timespec="microseconds")
+
+    async def expired(self) -> list[str]:
         """Ids of the idle threads whose last activity is older than the TTL, oldest first."""
-        cutoff = (datetime.now(UTC) - self.ttl).isoformat(timespec="microseconds")
-        old = [t for t in self.state.records.threads.values()
-               if t.status != "busy" and t.updated_at < cutoff]
+        old = [t for t in await self.state.records.threads_updated_before(self._cutoff())
+               if t.status != "busy"]
         old.sort(key=lambda t: t.updated_at)
         return [t.thread_id for t in old[:self.limit]]
 
     async def sweep(self) -> int:
-        """Apply the strategy to the expired threads; how many it touched."""
-        found = self.expired()
+        """Apply the strategy to the expired threads; how many it touched.
+
+        Safe on several processes sharing one record store (issue 19): each thread is read
+        again just before it goes, so one another sweeper deleted, or a run touched since the
+        scan, is skipped; and deleting an absent thread or its checkpoints is a no-op."""
+        found = await self.expired()
         if not found:
             return 0
         if self.strategy == "keep_latest":
             await self.state.saver.aprune(found, strategy="keep_latest", keep_last=1)
             return len(found)
+        deleted = 0
         for thread_id in found:
+            thread = await self.state.records.get_thread(thread_id)
+            if thread is None or thread.status == "busy" or thread.updated_at >= self._cutoff():
+                continue
             await self.state.saver.adelete_thread(thread_id)
             await self.state.records.delete_thread(thread_id)
-        return len(found)
+            deleted += 1
+        return deleted

@@ -69,17 +69,18 @@ def path_uuid(request: Request, name: str, label: str) -> str:
 
 
 async def authorized_record(
-    request: Request, kind: str, table: dict[str, Any], action: str, missing: str,
-    value: dict[str, Any],
+    request: Request, kind: str, get: Callable[[str], Awaitable[Any]], action: str,
+    missing: str, value: dict[str, Any],
 ) -> tuple[Any, dict[str, Any] | None]:
     """The path's `<kind>_id` record, authorized for `action` (custom auth): 422 for a
-    non-UUID id, 404 `missing` (formatted with the id) when absent or outside the filter."""
+    non-UUID id, 404 `missing` (formatted with the id) when absent or outside the filter.
+    `get` is the record store's getter for the kind (`records.get_thread`...)."""
     from ..authz import authorize, visible
 
     record_id = path_uuid(request, f"{kind}_id", kind)
     value[f"{kind}_id"] = record_id
     filters = await authorize(request, f"{kind}s", action, value)
-    found = table.get(record_id)
+    found = await get(record_id)
     if found is None or not visible(found.metadata, filters):
         raise NotFound(missing.format(id=record_id))
     return found, filters

@@ -74,9 +74,9 @@ Handler = Callable[[Request, ServerState, Assistant, rpc.Call], Awaitable[Respon
 # -- assistants, threads, tasks -------------------------------------------------------------------
 
 
-def _assistant(st: ServerState, assistant_id: str) -> Assistant:
+async def _assistant(st: ServerState, assistant_id: str) -> Assistant:
     try:
-        return st.assistant(assistant_id)
+        return await st.assistant(assistant_id)
     except NotFound:
         raise rpc.RpcError(rpc.INVALID_PARAMS, f"Assistant '{assistant_id}' not found") from None
 
@@ -105,7 +105,7 @@ async def _find(request: Request, st: ServerState, assistant: Assistant, task_id
     """The run a task id names (`{contextId}:{run_id}`), of this assistant; with custom auth,
     only on a thread the user may `operation` (read, update), as the run endpoints check."""
     context_id, _, run_id = task_id.partition(":")
-    run = st.records.runs.get(run_id)
+    run = await st.records.get_run(run_id)
     if (run is None or run.thread_id != context_id or run.assistant_id != assistant.assistant_id
             or not await _readable(request, st, operation, run.thread_id, run_id=run_id)):
         raise rpc.RpcError(TASK_NOT_FOUND, f"Task not found: {task_id}")
@@ -129,7 +129,7 @@ async def _saved(st: ServerState, run: Run) -> tuple[Any, list[Any]]:
     config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
     async for saved in st.saver.alist(config):
         if saved.metadata.get("run_id") == run.run_id:
-            graph = await st.graph(st.assistant(run.assistant_id).graph_id)
+            graph = await st.graph((await st.assistant(run.assistant_id)).graph_id)
             snapshot = await graph.aget_state({"configurable": {
                 "thread_id": run.thread_id, "checkpoint_id": saved.checkpoint["id"],
             }})
@@ -139,7 +139,7 @@ async def _saved(st: ServerState, run: Run) -> tuple[Any, list[Any]]:
 
 async def _facts(st: ServerState, run: Run, outcome: Outcome | None) -> TaskFacts:
     """Everything a Task shows about `run` (its latest record), ended or not."""
-    run = st.records.runs.get(run.run_id) or run
+    run = await st.records.get_run(run.run_id) or run
     status = outcome.status if outcome is not None else run.status
     values, interrupts, error = None, [], None
     if outcome is not None:
@@ -148,7 +148,7 @@ async def _facts(st: ServerState, run: Run, outcome: Outcome | None) -> TaskFact
         values = (run.kwargs or {}).get("input")  # the turn so far: the input message
     else:
         values, interrupts = await _saved(st, run)
-        thread = st.records.threads.get(run.thread_id)
+        thread = await st.records.get_thread(run.thread_id)
         error = thread.error if thread is not None else None
     return TaskFacts(
         task_id=_task_id(run),
@@ -175,8 +175,8 @@ async def _resume(request: Request, st: ServerState, assistant: Assistant, messa
     run = await _find(request, st, assistant, message.task_id)
     if message.context_id is not None and _context(message) != run.thread_id:
         raise rpc.RpcError(rpc.INVALID_PARAMS, "contextId does not match the task's contextId")
-    facts = await _facts(st, run, st.queue.outcome(run.run_id))
-    latest = max(st.records.runs_of(run.thread_id), key=lambda r: r.run_id)
+    facts = await _facts(st, run, await st.queue.outcome(run.run_id))
+    latest = max(await st.records.runs_of(run.thread_id), key=lambda r: r.run_id)
     if facts.state != "input-required" or latest.run_id != run.run_id:
         raise rpc.RpcError(
             rpc.INVALID_PARAMS, f"Task {message.task_id} is not waiting for input ({facts.state})"
@@ -240,7 +240,7 @@ async def _events(st: ServerState, run: Run, call: rpc.Call, history_length: int
                   *, started: bool) -> AsyncIterator[bytes]:
     """A task's stream: the Task, `working` (for a run just started), then once it ends its
     artifact and final status; a task already ended gets its final status at once."""
-    facts = await _facts(st, run, st.queue.outcome(run.run_id))
+    facts = await _facts(st, run, await st.queue.outcome(run.run_id))
     yield _frame(call, task(facts, history_length))
     if facts.state not in TERMINAL and facts.state != "input-required":
         if started:
@@ -265,7 +265,7 @@ async def tasks_get(request: Request, st: ServerState, assistant: Assistant,
                     call: rpc.Call) -> Response:
     params = rpc.params(call, GetParams)
     run = await _find(request, st, assistant, params.id)
-    facts = await _facts(st, run, st.queue.outcome(run.run_id))
+    facts = await _facts(st, run, await st.queue.outcome(run.run_id))
     return _ok(call, task(facts, params.history_length))
 
 
@@ -315,7 +315,7 @@ async def post_a2a(request: Request) -> Response:
         handler = _METHODS.get(call.method)
         if handler is None:
             raise rpc.RpcError(rpc.METHOD_NOT_FOUND, f"Method not found: {call.method}")
-        assistant = _assistant(st, request.path_params["assistant_id"])
+        assistant = await _assistant(st, request.path_params["assistant_id"])
         return await handler(request, st, assistant, call)
     except rpc.RpcError as exc:
         return json_response(rpc.error(call.id if call is not None else None, exc))
@@ -329,7 +329,7 @@ async def post_a2a(request: Request) -> Response:
 
 async def _card(request: Request, assistant_id: str) -> Response:
     st = server(request)
-    assistant = st.assistant(assistant_id)
+    assistant = await st.assistant(assistant_id)
     if not await _takes_messages(st, assistant):
         raise BadRequest(
             f"Assistant '{assistant.assistant_id}' (graph '{assistant.graph_id}') has no A2A "

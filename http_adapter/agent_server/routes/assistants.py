@@ -87,8 +87,8 @@ async def _assistant(st: ServerState, request: Request, action: str,
 async def _authorized(st: ServerState, request: Request, action: str, missing: str,
                       value: dict[str, Any]) -> tuple[Assistant, dict[str, Any] | None]:
     """`_assistant` with the handler's `value` (the path's id added) and filter."""
-    return await authorized_record(request, "assistant", st.records.assistants, action, missing,
-                                   value)
+    return await authorized_record(request, "assistant", st.records.get_assistant, action,
+                                   missing, value)
 
 
 def _check_graph(st: ServerState, graph_id: str) -> None:
@@ -145,7 +145,7 @@ async def create_assistant(request: Request) -> Response:
         "if_exists": spec.if_exists, "name": spec.name or "Untitled",
     }
     filters = await authorize(request, "assistants", "create", value)
-    existing = st.records.assistants.get(assistant_id)
+    existing = await st.records.get_assistant(assistant_id)
     if existing is not None:
         if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
             return json_response(assistant_json(existing))
@@ -168,7 +168,7 @@ async def patch_assistant(request: Request) -> Response:
     st = server(request)
     missing = "Assistant {id} not found"
     assistant_id = as_uuid(request.path_params["assistant_id"], "assistant")
-    if assistant_id not in st.records.assistants:  # 404 before the body is read
+    if await st.records.get_assistant(assistant_id) is None:  # 404 before the body is read
         raise NotFound(missing.format(id=assistant_id))
     spec = await body(request, AssistantPatch, default=True)
     if spec.graph_id is not None:
@@ -179,7 +179,7 @@ async def patch_assistant(request: Request) -> Response:
     current, filters = await _authorized(st, request, "update", missing, value)
     if spec.config is None and config is not None:  # context alone: keep the rest of config
         config = {**current.config, **config}
-    versions = st.records.versions.get(current.assistant_id, {})
+    versions = await st.records.assistant_versions(current.assistant_id)
     updated = msgspec.structs.replace(
         current,
         graph_id=spec.graph_id or current.graph_id,
@@ -210,8 +210,8 @@ async def _search(request: Request, st: ServerState, spec: AssistantSearch) -> l
     value: dict[str, Any] = {"graph_id": spec.graph_id, "metadata": dict(spec.metadata or {}),
              "limit": spec.limit, "offset": spec.offset}
     filters = await authorize(request, "assistants", "search", value)
-    found = st.records.search_assistants(metadata=value["metadata"] or None,
-                                         graph_id=spec.graph_id, name=spec.name)
+    found = await st.records.search_assistants(metadata=value["metadata"] or None,
+                                               graph_id=spec.graph_id, name=spec.name)
     return [a for a in found if visible(a.metadata, filters)] if filters else found
 
 
@@ -239,7 +239,7 @@ async def list_versions(request: Request) -> Response:
     assistant = await _assistant(st, request, "read", "Assistant {id} not found")
     spec = await body(request, AssistantVersionsSearch, default=True)
     _check_page(spec.limit, spec.offset)
-    versions = sorted(st.records.versions.get(assistant.assistant_id, {}).values(),
+    versions = sorted((await st.records.assistant_versions(assistant.assistant_id)).values(),
                       key=lambda a: a.version, reverse=True)
     versions = [v for v in versions if matches(v.metadata, spec.metadata)]
     return json_response([_version_json(v) for v in page(versions, spec.limit, spec.offset)])
@@ -249,7 +249,7 @@ async def set_latest(request: Request) -> Response:
     st = server(request)
     assistant = await _assistant(st, request, "update", "Assistant {id} not found")
     spec = await body(request, _Latest)
-    version = st.records.versions.get(assistant.assistant_id, {}).get(spec.version)
+    version = (await st.records.assistant_versions(assistant.assistant_id)).get(spec.version)
     if version is None:
         raise NotFound(f"Version {spec.version} not found for assistant {assistant.assistant_id}")
     latest = msgspec.structs.replace(version, created_at=assistant.created_at, updated_at=now())

@@ -25,6 +25,7 @@ from ..crons import (
     Cron,
     CronScheduler,
     all_crons,
+    cron_of,
     check_timezone,
     iso,
     next_run,
@@ -130,7 +131,7 @@ async def _cron(st: ServerState, request: Request, action: str,
     value = value if value is not None else {}
     value["cron_id"] = cron_id
     filters = await authorize(request, "crons", action, value)
-    found = all_crons(st.records).get(cron_id)
+    found = await cron_of(st.records, cron_id)
     if found is None or not visible(found.metadata, filters):
         raise NotFound(f"Cron {cron_id} not found")
     return found, filters
@@ -148,7 +149,7 @@ async def _save(request: Request, cron: Cron) -> Response:
 async def _create(request: Request, thread_id: str | None) -> Response:
     st = server(request)
     spec = await body(request, CronCreate)
-    assistant = st.assistant(spec.assistant_id)
+    assistant = await st.assistant(spec.assistant_id)
     if thread_id is not None:
         await _runnable(request, st, thread_id, assistant.assistant_id)
     check_timezone(spec.timezone)
@@ -195,7 +196,7 @@ async def _runnable(request: Request, st: ServerState, thread_id: str, assistant
     filters = await authorize(request, "threads", "create_run", {
         "thread_id": thread_id, "assistant_id": assistant_id, "metadata": {},
     })
-    thread = st.records.threads.get(thread_id)
+    thread = await st.records.get_thread(thread_id)
     if thread is None or not visible(thread.metadata, filters):
         raise NotFound(f"Thread with ID '{thread_id}' not found. Please verify the ID is correct "
                        "and the thread hasn't been deleted or expired.")
@@ -230,7 +231,7 @@ async def delete_cron(request: Request) -> Response:
 async def patch_cron(request: Request) -> Response:
     st = server(request)
     cron_id = path_uuid(request, "cron_id", "cron")
-    if cron_id not in all_crons(st.records):  # 404 before the body is read
+    if await cron_of(st.records, cron_id) is None:  # 404 before the body is read
         raise NotFound(f"Cron '{cron_id}' not found")
     spec = await body(request, CronPatch, default=True)
     check_timezone(spec.timezone)
@@ -287,7 +288,7 @@ async def _search(request: Request, st: ServerState, spec: CronSearch) -> list[C
     if assistant_id is not None and assistant_id in st.settings.graphs:
         assistant_id = assistant_id_for(assistant_id)  # a graph name: its built-in assistant
     return [
-        c for c in all_crons(st.records).values()
+        c for c in (await all_crons(st.records)).values()
         if (assistant_id is None or c.assistant_id == assistant_id)
         and (spec.thread_id is None or c.thread_id == spec.thread_id)
         and (spec.enabled is None or c.enabled == spec.enabled)

@@ -80,7 +80,7 @@ async def _tools(request: Request, st: ServerState) -> dict[str, Assistant]:
     value: dict[str, Any] = {"graph_id": None, "metadata": {}, "limit": 0, "offset": 0}
     filters = await authorize(request, "assistants", "search", value)
     named: dict[str, Assistant] = {}
-    assistants = sorted((a for a in st.records.assistants.values()
+    assistants = sorted((a for a in await st.records.search_assistants()
                          if visible(a.metadata, filters)),
                         key=lambda a: (a.created_at, a.assistant_id))
     for assistant in assistants:

@@ -81,11 +81,11 @@ def _check(payload: RunCreate, stateless: bool = False) -> list[str]:
     return modes or ["values"]
 
 
-def _assistant(st: ServerState, assistant_id: str) -> Assistant:
+async def _assistant(st: ServerState, assistant_id: str) -> Assistant:
     """A run's assistant: an assistant id, or a graph name for its built-in assistant."""
-    found = st.records.assistants.get(assistant_id)
+    found = await st.records.get_assistant(assistant_id)
     if found is None and assistant_id in st.settings.graphs:
-        found = st.records.assistants.get(assistant_id_for(assistant_id))
+        found = await st.records.get_assistant(assistant_id_for(assistant_id))
     if found is not None:
         return found
     try:
@@ -144,11 +144,11 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
     }
 
 
-def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
+async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
                 filters: dict[str, Any] | None = None) -> Thread:
     """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
     name), tagged with the first graph run on it; a thread outside `filters` is as absent."""
-    thread = st.records.threads.get(thread_id)
+    thread = await st.records.get_thread(thread_id)
     if thread is not None and not visible(thread.metadata, filters):
         raise NotFound(_NOT_FOUND)
     if thread is None:
@@ -193,7 +193,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     """
     stateless = thread_id is None
     modes = _check(payload, stateless)
-    assistant = _assistant(st, payload.assistant_id)
+    assistant = await _assistant(st, payload.assistant_id)
     keep = stateless and payload.on_completion == "keep"
     if stateless:
         thread_id = new_checkpoint_id()
@@ -202,7 +202,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     assert thread_id is not None
     filters = auth.filters if auth is not None else None
     thread = (None if stateless and not keep
-              else _thread_for(st, thread_id, payload, assistant, filters))
+              else await _thread_for(st, thread_id, payload, assistant, filters))
     metadata = _run_metadata(payload, assistant, None if stateless else thread)
     run_id = new_checkpoint_id()
     ids = {"run_id": run_id, "thread_id": thread_id, "graph_id": assistant.graph_id,
@@ -249,7 +249,7 @@ async def _readable(request: Request, st: ServerState, operation: str, thread_id
     filters = await authorize(request, "threads", operation, {"thread_id": thread_id, **value})
     if not filters:
         return True
-    thread = st.records.threads.get(thread_id)
+    thread = await st.records.get_thread(thread_id)
     return thread is not None and visible(thread.metadata, filters)
 
 
@@ -265,11 +265,11 @@ def _join_headers(thread_id: str, run_id: str) -> dict[str, str]:
     return {"Location": f"{path}/join", "Content-Location": path}
 
 
-def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any:
+async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any:
     """What `/wait` and `/join` answer: the values, `__error__` for a failed run, plus
     `__interrupt__` for one that stopped on `interrupt()`; a cancelled or timed-out run
     answers its last values (as observed)."""
-    thread = st.records.threads.get(run.thread_id)
+    thread = await st.records.get_thread(run.thread_id)
     if outcome is None:  # finished before this process knew it (e.g. a restart)
         if thread is None:
             return None
@@ -316,7 +316,7 @@ def _stream(request: Request, st: ServerState, run_id: str, subscription: Any, *
             ) -> Response:
     async def on_close() -> None:
         subscription.close()
-        if cancel_on_disconnect and st.queue.outcome(run_id) is None:
+        if cancel_on_disconnect and await st.queue.outcome(run_id) is None:
             await st.queue.cancel(run_id, "interrupt")
 
     return sse_response(request, _frames(subscription, modes), headers=headers, on_close=on_close)
@@ -360,7 +360,7 @@ async def wait_thread_run(request: Request) -> Response:
     run = await _create(st, payload, thread_id, auth=auth,
                         headers=picked_headers(request))
     outcome = await st.queue.wait(run.run_id)
-    return json_response(_final_body(st, run, outcome),
+    return json_response(await _final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
 
 
@@ -377,12 +377,13 @@ def _query_int(request: Request, name: str, default: int) -> int:
 async def list_thread_runs(request: Request) -> Response:
     thread_id = path_uuid(request, "thread_id", "thread")
     st = server(request)
-    if thread_id not in st.records.threads or not await _readable(request, st, "read", thread_id):
+    if (await st.records.get_thread(thread_id) is None
+            or not await _readable(request, st, "read", thread_id)):
         raise NotFound(f"Thread with ID {thread_id} not found")
     limit = _query_int(request, "limit", 10)
     offset = _query_int(request, "offset", 0)
     status = request.query_params.get("status") or None
-    runs = sorted(st.records.runs_of(thread_id, status), key=lambda r: r.run_id, reverse=True)
+    runs = sorted(await st.records.runs_of(thread_id, status), key=lambda r: r.run_id, reverse=True)
     page: list[Any] = runs[offset : offset + limit]
     select = [s for s in request.query_params.getlist("select") if s]
     if select:
@@ -390,18 +391,18 @@ async def list_thread_runs(request: Request) -> Response:
     return json_response(page)
 
 
-def _run_of(st: ServerState, thread_id: str, run_id: str) -> Run | None:
-    run = st.records.runs.get(run_id)
+async def _run_of(st: ServerState, thread_id: str, run_id: str) -> Run | None:
+    run = await st.records.get_run(run_id)
     return run if run is not None and run.thread_id == thread_id else None
 
 
-def _joinable(st: ServerState, thread_id: str, run_id: str) -> Run | None:
+async def _joinable(st: ServerState, thread_id: str, run_id: str) -> Run | None:
     """A thread run, or a stateless run still in flight on its temporary thread (issue 18:
     the reference lets a client join a background stateless run by the ids `POST /runs` gave)."""
     run = st.queue.stateless(run_id)
     if run is not None and run.thread_id == thread_id:
         return run
-    return _run_of(st, thread_id, run_id)
+    return await _run_of(st, thread_id, run_id)
 
 
 async def _authorized_run(request: Request, st: ServerState, operation: str, thread_id: str,
@@ -409,7 +410,7 @@ async def _authorized_run(request: Request, st: ServerState, operation: str, thr
     """`_run_of`, None also when custom auth hides the thread from the user."""
     if not await _readable(request, st, operation, thread_id, run_id=run_id, **value):
         return None
-    return _run_of(st, thread_id, run_id)
+    return await _run_of(st, thread_id, run_id)
 
 
 async def _authorized_join(request: Request, st: ServerState, thread_id: str, run_id: str
@@ -417,7 +418,7 @@ async def _authorized_join(request: Request, st: ServerState, thread_id: str, ru
     """`_joinable`, None also when custom auth hides the thread from the user."""
     if not await _readable(request, st, "read", thread_id, run_id=run_id):
         return None
-    return _joinable(st, thread_id, run_id)
+    return await _joinable(st, thread_id, run_id)
 
 
 def _ids(request: Request) -> tuple[str, str]:
@@ -454,13 +455,13 @@ async def join_thread_run(request: Request) -> Response:
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
             headers=headers,
         )
-    finished = st.queue.outcome(run.run_id)
+    finished = await st.queue.outcome(run.run_id)
     outcome = await st.queue.wait(run.run_id)
     if finished is not None and finished.status == "success":
         # as observed: joining a run that had already ended answers its thread's state now
         # (a later run's values included), not what the run itself returned
         outcome = None
-    return json_response(_final_body(st, run, outcome), headers=headers)
+    return json_response(await _final_body(st, run, outcome), headers=headers)
 
 
 async def join_thread_run_stream(request: Request) -> Response:
@@ -521,7 +522,7 @@ async def wait_stateless_run(request: Request) -> Response:
     run = await _create(st, payload, None, auth=auth,
                         headers=picked_headers(request))
     outcome = await st.queue.wait(run.run_id)
-    return json_response(_final_body(st, run, outcome),
+    return json_response(await _final_body(st, run, outcome),
                          headers=_join_headers(run.thread_id, run.run_id))
 
 
@@ -536,7 +537,7 @@ async def batch_stateless_runs(request: Request) -> Response:
     authorized = []
     for payload in payloads:  # all valid and allowed before any is queued: no half batch
         _check(payload, stateless=True)
-        _assistant(st, payload.assistant_id)
+        await _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
     request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)
     return json_response([await _create(st, payload, None, auth=auth, request_id=request_id,
@@ -544,16 +545,16 @@ async def batch_stateless_runs(request: Request) -> Response:
                           for payload, auth in authorized])
 
 
-def _mine(st: ServerState, run: Run, filters: dict[str, Any] | None) -> bool:
+async def _mine(st: ServerState, run: Run, filters: dict[str, Any] | None) -> bool:
     """Whether `run` is within custom auth's `filters` (its thread's metadata, or the run's
     own for a stateless run)."""
     if not filters:
         return True
-    thread = st.records.threads.get(run.thread_id)
+    thread = await st.records.get_thread(run.thread_id)
     return visible(thread.metadata if thread is not None else run.metadata, filters)
 
 
-def _cancel_targets(st: ServerState, spec: _CancelMany, filters: dict[str, Any] | None = None
+async def _cancel_targets(st: ServerState, spec: _CancelMany, filters: dict[str, Any] | None = None
                     ) -> list[str]:
     """The runs `/runs/cancel` names (404/422 as observed when none or both forms); with
     custom auth's `filters`, only the user's."""
@@ -570,8 +571,8 @@ def _cancel_targets(st: ServerState, spec: _CancelMany, filters: dict[str, Any] 
                 "thread or run ID."
             )
         wanted = _ACTIVE if spec.status == "all" else (spec.status,)
-        found = [r.run_id for r in st.records.runs.values()
-                 if r.status in wanted and _mine(st, r, filters)]
+        found = [r.run_id for r in await st.records.runs_with_status(*wanted)
+                 if not filters or await _mine(st, r, filters)]
         if not found:
             raise NotFound(_NO_RUNS)
         return found
@@ -580,8 +581,8 @@ def _cancel_targets(st: ServerState, spec: _CancelMany, filters: dict[str, Any] 
             f"{dumps(msgspec.structs.asdict(spec)).decode()} is not valid under any of the "
             "schemas listed in the 'oneOf' keyword"
         )
-    known = [st.records.runs.get(r) for r in spec.run_ids]
-    runs = [r for r in known if r is not None and _mine(st, r, filters)
+    known = [await st.records.get_run(r) for r in spec.run_ids]
+    runs = [r for r in known if r is not None and (not filters or await _mine(st, r, filters))
             and (spec.thread_id is None or r.thread_id == spec.thread_id)]
     # Unknown ids may be stateless runs (only in the queue); with filters they cannot be
     # checked, so they are left alone.
@@ -600,7 +601,7 @@ async def cancel_runs(request: Request) -> Response:
         "thread_id": spec.thread_id, "run_ids": spec.run_ids, "status": spec.status,
         "action": action,
     })
-    for run_id in _cancel_targets(st, spec, filters):
+    for run_id in await _cancel_targets(st, spec, filters):
         await st.queue.cancel(run_id, action)
     return Response(status_code=204)
 

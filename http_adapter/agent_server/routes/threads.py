@@ -98,7 +98,7 @@ async def _thread(st: ServerState, request: Request, action: str,
 async def _authorized(st: ServerState, request: Request, action: str, missing: str,
                       value: dict[str, Any]) -> tuple[Thread, dict[str, Any] | None]:
     """`_thread` with the handler's `value` (the path's id added) and filter."""
-    return await authorized_record(request, "thread", st.records.threads, action, missing,
+    return await authorized_record(request, "thread", st.records.get_thread, action, missing,
                                    value)
 
 
@@ -121,19 +121,17 @@ def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
 # -- the Thread record on the wire -----------------------------------------------------------------
 
 
-def _touched(st: ServerState, thread: Thread) -> bool:
-    """Has a run (or a state update) ever touched the thread? Until then the real server's
-    record has no `error`/`interrupts` keys."""
+def _changed(thread: Thread) -> bool:
+    """Has a state update or a finished run left a trace on the thread record itself?"""
     return bool(
         thread.state_updated_at != thread.created_at
-        or st.records.thread_runs.get(thread.thread_id)
         or thread.error is not None
         or thread.interrupts
         or thread.config
     )
 
 
-def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
+async def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
     """A Thread as the real server shows it, keys in its order."""
     out: dict[str, Any] = {
         "thread_id": thread.thread_id, "created_at": thread.created_at,
@@ -141,9 +139,12 @@ def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
         "metadata": thread.metadata, "status": thread.status, "config": thread.config,
         "values": thread.values,
     }
-    if _touched(st, thread):
+    changed = _changed(thread)
+    # Has a run touched it? Until then (and no trace on the record) the real server's record
+    # has no `error`/`interrupts` keys. Asked only when the record cannot tell.
+    ran = (not changed or not thread.config) and bool(await st.records.runs_of(thread.thread_id))
+    if changed or ran:
         # as observed: `configurable` shows once a run touched it (supersteps alone leave {})
-        ran = st.records.thread_runs.get(thread.thread_id)
         out["config"] = thread.config or ({"configurable": {}} if ran else {})
         out["error"] = thread.error
         out["interrupts"] = {
@@ -174,10 +175,10 @@ async def create_thread(request: Request) -> Response:
     value: dict[str, Any] = {"thread_id": thread_id, "metadata": dict(spec.metadata or {}),
                              "if_exists": spec.if_exists}
     filters = await authorize(request, "threads", "create", value)
-    existing = st.records.threads.get(thread_id)
+    existing = await st.records.get_thread(thread_id)
     if existing is not None:
         if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
-            return json_response(thread_json(st, existing))
+            return json_response(await thread_json(st, existing))
         raise Conflict(f"Thread with ID {thread_id} already exists")
     stamp = now()
     thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
@@ -190,8 +191,8 @@ async def create_thread(request: Request) -> Response:
             return json_response({"detail": f"Thread {thread_id} was created, but there were "
                                             f"problems updating the state: {problem}"},
                                  status=201)
-        thread = st.records.threads.get(thread_id, thread)
-    return json_response(thread_json(st, thread))
+        thread = await st.records.get_thread(thread_id) or thread
+    return json_response(await thread_json(st, thread))
 
 
 async def _apply_supersteps(st: ServerState, thread: Thread, supersteps: list[_Superstep]
@@ -216,12 +217,12 @@ async def _apply_supersteps(st: ServerState, thread: Thread, supersteps: list[_S
 
 async def get_thread(request: Request) -> Response:
     st = server(request)
-    return json_response(thread_json(st, await _thread(st, request, "read")))
+    return json_response(await thread_json(st, await _thread(st, request, "read")))
 
 
 async def patch_thread(request: Request) -> Response:
     st = server(request)
-    if as_uuid(request.path_params["thread_id"], "thread") not in st.records.threads:
+    if await st.records.get_thread(as_uuid(request.path_params["thread_id"], "thread")) is None:
         raise NotFound("Not Found")  # before the body is read, as without custom auth
     spec = await body(request, ThreadPatch, default=True)
     value: dict[str, Any] = {"metadata": dict(spec.metadata or {})}
@@ -229,11 +230,11 @@ async def patch_thread(request: Request) -> Response:
     metadata = {**(thread.metadata or {}), **owned(value["metadata"], filters)}
     updated = msgspec.structs.replace(thread, metadata=metadata, updated_at=now())
     await st.records.put_thread(updated)
-    return json_response(thread_json(st, updated))
+    return json_response(await thread_json(st, updated))
 
 
 async def _delete(st: ServerState, thread_id: str) -> None:
-    for run in st.records.runs_of(thread_id):
+    for run in await st.records.runs_of(thread_id):
         if run.status in ("pending", "running"):
             await st.queue.cancel(run.run_id, "interrupt")
     await st.saver.adelete_thread(thread_id)
@@ -254,7 +255,7 @@ async def _search(request: Request, st: ServerState, spec: ThreadSearch) -> list
              "status": spec.status, "limit": spec.limit, "offset": spec.offset, "ids": spec.ids}
     filters = await authorize(request, "threads", "search", value)
     ids = [as_uuid(i, "thread") for i in spec.ids] if spec.ids is not None else None
-    found = st.records.search_threads(metadata=value["metadata"] or None, values=spec.values,
+    found = await st.records.search_threads(metadata=value["metadata"] or None, values=spec.values,
                                       status=spec.status, ids=ids)
     return [t for t in found if visible(t.metadata, filters)] if filters else found
 
@@ -269,7 +270,7 @@ async def search_threads(request: Request) -> Response:
         _one_of("select", field, _SELECT_FIELDS)
     found = sort_records(await _search(request, st, spec), spec.sort_by, spec.sort_order,
                          "created_at")
-    items = [thread_json(st, t) for t in page(found, spec.limit, spec.offset)]
+    items = [await thread_json(st, t) for t in page(found, spec.limit, spec.offset)]
     return paginated(items, len(found), spec.offset, spec.limit, spec.select)
 
 
@@ -285,7 +286,7 @@ async def copy_thread(request: Request) -> Response:
     st = server(request)
     source_id = as_uuid(request.path_params["thread_id"], "thread")
     readable = await authorize(request, "threads", "read", {"thread_id": source_id})
-    source = st.records.threads.get(source_id)
+    source = await st.records.get_thread(source_id)
     if source is None or not visible(source.metadata, readable):
         raise Conflict("Conflict")
     value: dict[str, Any] = {"thread_id": new_checkpoint_id(),
@@ -297,7 +298,7 @@ async def copy_thread(request: Request) -> Response:
                   status="idle")
     await copy_checkpoints(st.saver, source.thread_id, copy.thread_id)
     await st.records.put_thread(copy)
-    out = thread_json(st, copy)
+    out = await thread_json(st, copy)
     out.pop("values", None)
     return json_response(out)
 
@@ -309,7 +310,7 @@ async def prune_threads(request: Request) -> Response:
     found = []
     for thread_id in ids:  # a thread outside the user's filter is as absent
         filters = await authorize(request, "threads", "delete", {"thread_id": thread_id})
-        thread = st.records.threads.get(thread_id)
+        thread = await st.records.get_thread(thread_id)
         if thread is not None and visible(thread.metadata, filters):
             found.append(thread_id)
     if spec.strategy == "delete":
@@ -466,7 +467,7 @@ async def post_state_checkpoint(request: Request) -> Response:
 async def _refresh(st: ServerState, thread_id: str, graph: Any) -> None:
     """After a state update: the thread record's values, interrupts and status follow the
     latest checkpoint (a busy or errored thread keeps its status)."""
-    thread = st.records.threads.get(thread_id)
+    thread = await st.records.get_thread(thread_id)
     if thread is None:
         return
     snapshot = await graph.aget_state(_config(thread_id))
