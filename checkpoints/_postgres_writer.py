@@ -21,9 +21,11 @@ insert would fail on it).
 Hand-over (issue 19): the writer's loop thread needs the GIL to encode and send a batch, and a
 graph running Python in another thread holds it; the loop thread then gets it only every
 ``sys.getswitchinterval()`` (5 ms), so a fast run queued most of its steps for one long commit at
-its end. Every `HANDOFF` background changes queued, the submitting thread waits (at most
-`HANDOFF_WAIT`) until the writer has sent what is queued: the statement then runs in the server
-process beside the graph, and the final flush waits for the last few steps only.
+its end (then blocked at `BACKLOG` until they committed). Every `HANDOFF` background changes
+queued, the submitting thread waits (at most `HANDOFF_WAIT`) until the writer has sent what is
+queued: the statement then runs in the server process beside the graph, and the final flush
+waits for the last few steps only. While the batch in flight has no reply yet (the server is
+still at it) a submit does not wait; it asks again at the next one.
 """
 
 from __future__ import annotations
@@ -51,10 +53,9 @@ LOST = (
 )
 
 # Background changes queued per hand-over, and how long a submit waits for the writer to send
-# them. 32 changes are 16 steps of a one-node graph: a long thread's final flush waits for ~0.5
-# ms, and a hand-over costs ~0.1 ms of the caller's time (measured, issue 19).
+# them. 64 changes are 32 steps of a one-node graph; a hand-over costs the caller ~0.2 ms, and
+# 32, 64 and 128 measured alike on the 200-step long thread (issue 19).
 HANDOFF = 64
-HANDOFF_BYTES = 64 << 10
 HANDOFF_WAIT = 0.002
 
 # Each table's rows reach the server as one JSON array of row arrays (bytes in base64), which
@@ -171,7 +172,6 @@ class PgWriter(Writer):
         super().__init__(conn, loop_thread, on_error=on_error)  # type: ignore[arg-type]
         self._reconnect = reconnect
         self._handing: list[threading.Event] = []  # hand-overs waiting for the next send
-        self._queued_bytes = 0  # serialized bytes of the queued background changes
         self._due = HANDOFF  # queued changes that make a submit hand them over
         self._fileno = _socket_of(conn)
 
@@ -183,10 +183,8 @@ class PgWriter(Writer):
         super().submit(job)
         if job.future is not None:
             return
-        size = job.rows.nbytes() if job.rows is not None else 0
         with self._lock:
-            self._queued_bytes += size
-            if len(self._jobs) < self._due and self._queued_bytes < HANDOFF_BYTES:
+            if len(self._jobs) < self._due:
                 return
             state = self._state
             if state == _BUSY and not _readable(self._fileno):
@@ -205,7 +203,7 @@ class PgWriter(Writer):
             self._jobs.clear()
             self._state = _BUSY if jobs else _IDLE
             handing, self._handing = self._handing, []
-            self._queued_bytes, self._due = 0, HANDOFF
+            self._due = HANDOFF
         if handing:
             # Runs once the commit that starts now awaits its reply, i.e. after it was sent
             # (or at once if there is nothing to commit).
