@@ -269,3 +269,17 @@ async def test_a_run_whose_last_attempt_dies_ends_in_error_and_frees_its_thread(
         assert found.status == "error" and found.error["error"] == "RunAttemptsExhausted"
         assert found.values["log"] == ["one"]  # what its checkpoints hold, read back
         assert RAN.count("e1 one") == 1 and "e1 three" not in RAN
+
+
+async def test_works_behind_pgbouncer_in_transaction_mode(pg_url: str, pgbouncer: Any) -> None:
+    url = pgbouncer.url(pg_url.rsplit("/", 1)[1])
+    async with hosts(url, prepared_statements=False) as (a, b):
+        HELD.add("first")
+        first = await start(a, "first", "t1")
+        await until(lambda: ran("first slow"))
+        with pytest.raises(Conflict):
+            await start(b, "rejected", "t1", "reject")
+        second = await start(b, "second", "t2")
+        HELD.clear()
+        assert (await b.queue.wait(first)).status == "success"
+        assert (await a.queue.wait(second)).status == "success"
