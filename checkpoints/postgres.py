@@ -121,3 +121,10 @@ class PostgresSaver(QueuedSaver):
 
     def setup(self) -> None:
         """LangGraph's explicit migration call: a no-op, the constructor already migrated."""
+
+    def pool_stats(self) -> dict[str, int]:
+        """The read pool's open connections, those in use and its bound (the server's /metrics,
+        issue 19 §10); the writer's one connection is not counted."""
+        pool = self._backend.pool
+        size = pool.get_size()
+        return {"size": size, "in_use": size - pool.get_idle_size(), "max": pool.get_max_size()}

@@ -2,6 +2,8 @@
 
     graphrun dev [--config langgraph.json] [--host 127.0.0.1] [--port 2024] [--in-memory]
     graphrun serve [...same flags...] [--studio] (port 8000 by default)
+    graphrun serve --database-url postgresql://... [--redis-url redis://...] (many processes,
+        one database: see `_backend_options.py`, issue 19)
     graphrun control-plane [--host] [--port 8124] [--data-dir] (see control_plane/__main__.py)
 
 Both load the config (see `config.py`), keep checkpoints, store items and server records in one
@@ -13,10 +15,12 @@ and serves the studio at `/` (issue 20); `serve` does only with `--studio`.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 from collections.abc import Sequence
 
+from ._backend_options import add_backend_flags, backend_options
 from .agent_server.settings import Settings
 from .config import ConfigError, find_config, load_settings
 
@@ -73,6 +77,7 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     )
     if command == "serve":  # `dev` always serves the studio
         parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")
+    add_backend_flags(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
             workers=args.workers,
         )
+        for name, value in backend_options(args, os.environ).items():
+            setattr(settings, name, value)
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
         return 1
@@ -136,7 +143,12 @@ def _warn_unsupported(settings: Settings) -> None:
 
 
 def _announce(command: str, settings: Settings, url: str) -> None:
-    storage = "in memory" if settings.db_path is None else settings.db_path
+    storage = (
+        _without_password(settings.database_url) if settings.database_url
+        else "in memory" if settings.db_path is None else settings.db_path
+    )
+    if settings.redis_url:
+        storage += f" + {_without_password(settings.redis_url)}"
     lines = [f"graphrun {command}: serving {len(settings.graphs)} graph(s) at {url}"]
     if command == "dev":
         lines += [
@@ -149,9 +161,23 @@ def _announce(command: str, settings: Settings, url: str) -> None:
         ]
     elif settings.studio:
         lines.append(f"  Studio:  {url}/")
+    if command != "dev" and settings.database_url:
+        lines.append(f"  Storage: {storage}")
     if settings.api_keys:
         lines.append("  API keys required (X-Api-Key)")
     print("\n".join(lines), flush=True)
+
+
+def _without_password(url: str) -> str:
+    """A connection URL fit to print: its password (if any) masked."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:

@@ -286,9 +286,19 @@ class RedisServer(_Service):
         except OSError:
             return False
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server and wait until it is gone, keeping its port and directory, so
+        `start` brings it back empty on the same address (a Redis restart)."""
         with contextlib.suppress(OSError, ValueError):
-            os.kill(int(self.pidfile.read_text().strip()), 15)
+            pid = int(self.pidfile.read_text().strip())
+            os.kill(pid, 15)
+            deadline = time.monotonic() + _START_TIMEOUT
+            # Redis removes its pid file as it exits (the process may linger as a zombie)
+            while (self.pidfile.exists() or self._answers()) and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.root, ignore_errors=True)
 
 

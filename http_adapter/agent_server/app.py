@@ -6,7 +6,10 @@ custom `Auth` in `settings.auth`) its `@auth.authenticate` handler; authorizatio
 routes (`authz.authorize`), where the value being authorized is known.
 
 The lifespan owns the process-wide state (records, saver, store) and the run queue's worker
-task group, so every background task has an owner and stops with the server.
+task group, so every background task has an owner and stops with the server. On shutdown
+(uvicorn's SIGTERM handling) the queue drains first: running runs get `settings.drain_grace`
+seconds to finish, then the rest are handed back, so a rolling restart loses no run (issue 19
+§5).
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import LastResort, exception_handlers
 from .http_options import enabled_routes, finish_app, front_middleware
-from .queue import RunQueue
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
 from .state import ServerState
@@ -39,12 +41,14 @@ def create_app(settings: Settings) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         state = ServerState(settings)
         await state.open()
-        queue = RunQueue(state)
-        state.queue = queue
+        queue = state.make_queue()
         app.state.server = state
         app.state.crons = scheduler = CronScheduler(state)
         try:
             async with anyio.create_task_group() as tg:
+                for part in (state.signals, state.broker):  # Redis listeners and flushers
+                    if part is not None and hasattr(part, "serve"):
+                        await tg.start(part.serve)
                 await tg.start(queue.serve)
                 await tg.start(scheduler.serve)
                 ttl = (settings.extra.get("checkpointer") or {}).get("ttl") or {}
@@ -53,7 +57,11 @@ def create_app(settings: Settings) -> Starlette:
                 try:
                     yield
                 finally:
-                    tg.cancel_scope.cancel()
+                    try:
+                        with anyio.CancelScope(shield=True):
+                            await queue.drain(settings.drain_grace)
+                    finally:
+                        tg.cancel_scope.cancel()
         finally:
             await state.close()
 

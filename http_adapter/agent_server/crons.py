@@ -8,6 +8,11 @@ the server was down fires once on start-up (not once per missed tick), then carr
 now. Firing and recording the new `next_run_date` are shielded from cancellation, so a
 graceful shutdown never leaves a fired cron due again.
 
+Several server processes sharing one record store each run a scheduler (issue 19 §8): a
+scheduler claims a firing by moving `next_run_date` with a compare-and-set on the whole cron
+record (`RecordStore.replace_extra`) BEFORE it creates the run; the schedulers that lose the
+compare skip, so each due time fires exactly one run across processes.
+
 Schedules are croniter expressions (5 fields, or 6 with croniter's trailing seconds field,
 e.g. `* * * * * *` fires every second), read in the cron's IANA `timezone` (UTC when null).
 """
@@ -69,6 +74,15 @@ class Cron(msgspec.Struct, kw_only=True):
 def utcnow() -> datetime:
     """The scheduler's default clock; looked up on every call, so tests can patch it."""
     return datetime.now(UTC)
+
+
+def _following(cron: Cron, now: datetime, end: datetime | None) -> datetime | None:
+    """The cron's next run date after firing at `now` (None: it never fires again)."""
+    try:
+        following = next_run(cron.schedule, cron.timezone, now)
+    except UnprocessableEntity:  # checked on create; only a hand-edited record
+        return None
+    return None if end is not None and following > end else following
 
 
 def _default_now() -> datetime:
@@ -159,10 +173,11 @@ class CronScheduler:
         """Fire every enabled cron whose `next_run_date` has come; how many fired."""
         now = self.now()
         fired = 0
-        for cron in (await all_crons(self.state.records)).values():
+        for body in (await self.state.records.extras(KIND)).values():
+            cron = msgspec.convert(body, Cron)
             due = cron.next_run_date
             if cron.enabled and due is not None and datetime.fromisoformat(due) <= now:
-                fired += await self._fire(cron, now)
+                fired += await self._fire(cron, body, now)
         return fired
 
     async def _delay(self) -> float | None:
@@ -174,20 +189,21 @@ class CronScheduler:
         soonest = min(datetime.fromisoformat(d) for d in dates)
         return max(0.0, (soonest - self.now()).total_seconds())
 
-    async def _fire(self, cron: Cron, now: datetime) -> int:
+    async def _fire(self, cron: Cron, body: Any, now: datetime) -> int:
         """Fire one due cron (1) or retire it (0), shielded: a shutdown cannot split the run
         from the new `next_run_date`, so a fired cron is never due again after a restart."""
         fired = 0
         with anyio.CancelScope(shield=True):
-            fired = await self._fire_due(cron, now)
+            fired = await self._fire_due(cron, body, now)
         return fired
 
-    async def _fire_due(self, cron: Cron, now: datetime) -> int:
+    async def _fire_due(self, cron: Cron, body: Any, now: datetime) -> int:
+        """`body` is the stored record `cron` was read from: what the claim compares."""
         records = self.state.records
         due = datetime.fromisoformat(cron.next_run_date or "")
         end = datetime.fromisoformat(cron.end_time) if cron.end_time else None
         if end is not None and due > end:
-            await self._advance(cron, None)
+            await self._advance(cron, body, None)
             return 0
         if cron.thread_id is not None and await records.get_thread(cron.thread_id) is None:
             # The thread is gone: its crons go with it (as a foreign key would cascade).
@@ -195,31 +211,25 @@ class CronScheduler:
                            cron.cron_id, cron.thread_id)
             await records.delete_extra(KIND, cron.cron_id)
             return 0
+        if not await self._advance(cron, body, _following(cron, now, end)):
+            return 0  # another scheduler fired this due time, or the cron changed meanwhile
         try:
             await self._start_run(cron)
         except ServerError as error:  # refused as a request would be: gone assistant, busy thread
             logger.warning("Cron %s did not start a run: %s", cron.cron_id, error.detail)
         except Exception:  # a failed firing must not stop the scheduler
             logger.exception("Cron %s could not start its run", cron.cron_id)
-        following: datetime | None
-        try:
-            following = next_run(cron.schedule, cron.timezone, now)
-        except UnprocessableEntity:  # checked on create; only a hand-edited record
-            following = None
-        if end is not None and following is not None and following > end:
-            following = None
-        await self._advance(cron, following)
         return 1
 
-    async def _advance(self, cron: Cron, following: datetime | None) -> None:
-        """Record the next run date, unless the cron was changed or deleted meanwhile."""
-        latest = await cron_of(self.state.records, cron.cron_id)
-        if latest is None or latest.next_run_date != cron.next_run_date:
-            return
+    async def _advance(self, cron: Cron, body: Any, following: datetime | None) -> bool:
+        """Move the cron to its next run date by compare-and-set against `body`, the record
+        as this scheduler read it: False, nothing written, when another scheduler got there
+        first or the cron was changed or deleted meanwhile (issue 19 §8: fire once across
+        processes)."""
         updated = msgspec.structs.replace(
-            latest, next_run_date=iso(following) if following is not None else None
+            cron, next_run_date=iso(following) if following is not None else None
         )
-        await self.state.records.put_extra(KIND, cron.cron_id, updated)
+        return await self.state.records.replace_extra(KIND, cron.cron_id, body, updated)
 
     async def _start_run(self, cron: Cron) -> None:
         """One run with the cron's payload: on its thread, or stateless on a new one."""

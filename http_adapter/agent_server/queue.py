@@ -7,6 +7,8 @@
   error / interrupted / idle from how the last run ended, including cancellation.
 - On start-up, runs left "running" by a dead process run again from their last checkpoint
   (attempt + 1) and pending runs run: none is lost or left "running".
+- On shutdown, `drain(grace)` stops taking runs and gives the running ones `grace` seconds;
+  what is still running then is recovered by the next start (issue 19 §5).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import anyio.abc
 from .attempt import (
     Active, cancelled, drop_checkpoints, stream, thread_after, webhook, webhooks_enabled, with_,
 )
+from .metrics import WaitHistogram, queue_wait
 from .encode import dumps
 from .errors import Conflict
 from .executor import Outcome, after_seconds, is_resumable, started_kwargs
@@ -45,6 +48,8 @@ class RunQueue:
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
+        self._draining = False
+        self.waits = WaitHistogram()  # how long runs waited for a worker (/metrics)
         self._api_url = state.settings.api_url
         self._webhooks = webhooks_enabled(state.settings)
 
@@ -70,6 +75,23 @@ class RunQueue:
             self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
             self._done.setdefault(run.run_id, anyio.Event())
         self.wake()
+
+    async def drain(self, grace: float) -> None:
+        """Take no more runs; wait up to `grace` seconds for the running ones (SIGTERM).
+
+        Runs still running after it stay "running" in the records: the next start re-runs
+        them from their last checkpoint (`_recover`), so none is lost.
+        """
+        self._draining = True
+        for event in self._idle:
+            event.set()
+        with anyio.move_on_after(grace):
+            while self._active:
+                await anyio.sleep(0.02)
+
+    def busy(self) -> int:
+        """Runs this process executes now (its busy workers)."""
+        return len(self._active)
 
     def wake(self) -> None:
         """Wake one idle worker (not all of them: each would rescan the queue for nothing)."""
@@ -154,7 +176,7 @@ class RunQueue:
         return None, soonest
 
     async def _worker(self) -> None:
-        while True:
+        while not self._draining:
             run, wait = await self._eligible()
             if run is None:
                 if self._pending_wakes:
@@ -172,6 +194,8 @@ class RunQueue:
                 continue
             active = Active(anyio.CancelScope())
             self._active[run.run_id] = active
+            if self._attempts.get(run.run_id, 1) == 1:  # a retry waited while it ran before
+                self.waits.observe(queue_wait(run))
             try:
                 await self._execute(run, active)
             except Exception as error:  # the graph's errors are handled inside; this is ours

@@ -52,9 +52,22 @@ class _ServerSqliteSaver(_TaskMetadata, SqliteSaver):
     pass
 
 
-def server_saver(path: Any) -> Any:
-    """The saver of a server: SQLite at `path`, in memory without one."""
+def server_saver(path: Any, **postgres: Any) -> Any:
+    """The saver of a server: SQLite at `path`, in memory without one, PostgreSQL for a
+    `postgresql://` URL (`postgres` are `PostgresSaver`'s options: pool size, prepared
+    statements). The PostgreSQL saver is imported only then: it needs the `postgres` extra."""
+    if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+        return _postgres_saver_class()(path, **postgres)
     return _ServerSqliteSaver(path) if path else _ServerInMemorySaver()
+
+
+def _postgres_saver_class() -> type:
+    from checkpoints import PostgresSaver
+
+    class _ServerPostgresSaver(_TaskMetadata, PostgresSaver):
+        pass
+
+    return _ServerPostgresSaver
 
 
 def _renamed(value: Any, source: str, target: str) -> Any:

@@ -1,4 +1,9 @@
-"""What one agent server process serves and how (built by `config.py` from langgraph.json)."""
+"""What one agent server process serves and how (built by `config.py` from langgraph.json).
+
+With `database_url` the server keeps every record in PostgreSQL and many processes may share it;
+`redis_url` adds Redis for wake-ups, cancels and run streams across them (issue 19). Without
+either, one SQLite file under `data_dir` (the embedded default).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +29,27 @@ class Settings:
     studio: bool = False  # serve the local studio at / (issue 20): `dev` always, `serve --studio`
     api_url: str | None = None  # where clients reach it; runs report it as `langgraph_api_url`
     env: dict[str, str] = dataclasses.field(default_factory=dict)
+    # -- scale-out (issue 19 §5, §9, §10) --
+    database_url: str | None = None  # PostgreSQL: every durable record; None: SQLite
+    redis_url: str | None = None  # Redis: signals and run streams; needs database_url
+    pool_min: int = 1  # connections each PostgreSQL pool keeps open
+    pool_max: int = 10  # and at most
+    prepared_statements: bool = True  # off for PgBouncer in transaction mode
+    lease: float = 30.0  # seconds a claimed run is owned without a heartbeat
+    lease_heartbeat: float | None = None  # seconds between lease renewals; None: lease / 3
+    reaper_interval: float = 5.0  # seconds between sweeps for lapsed leases
+    drain_grace: float = 20.0  # SIGTERM: seconds running runs get to finish before release
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Seconds between lease renewals: given, or a third of the lease."""
+        return self.lease_heartbeat if self.lease_heartbeat is not None else self.lease / 3
+
+    @property
+    def cluster(self) -> bool:
+        """PostgreSQL (and maybe Redis) back end: records shared by many processes."""
+        return self.database_url is not None
 
     @property
     def db_path(self) -> str | None:

@@ -1,6 +1,7 @@
 """The server's process-wide state: records, saver, store, graphs, run queue and broker.
 
 Built once in the app's lifespan and reached by route handlers through `request.app.state`.
+Which back end the parts are (SQLite, or PostgreSQL + Redis) is `backends.py`'s choice.
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from typing import Any
 from engine import CompiledStateGraph
 
 from .._graph_spec import NotAGraph, compile_graph
-from .broker import Broker
+from .backends import build_parts
 from .errors import NotFound, UnprocessableEntity
-from .records import Records, RecordStore, now
-from .saver import server_saver
+from .records import RecordStore, now
 from .schemas import Assistant
 from .settings import Settings
-from .store_options import make_store
 
 __all__ = ["ServerState", "assistant_id_for"]
 
@@ -34,21 +33,39 @@ class ServerState:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        path = settings.db_path
-        if path is not None and settings.data_dir is not None:
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.records: RecordStore = Records(path)
-        self.saver: Any = server_saver(path)
-        self.store: Any = make_store(settings)  # langgraph.json `store` (issue 18)
+        parts = build_parts(settings)
+        self.records: RecordStore = parts.records
+        self.saver: Any = parts.saver
+        self.store: Any = parts.store  # langgraph.json `store` (issue 18)
         self._graphs: dict[str, CompiledStateGraph] = {}
         self._stateless: dict[str, CompiledStateGraph] = {}
-        self.broker = Broker()
-        self.queue: Any = None  # set by app.py once the queue exists
+        self.broker: Any = parts.broker
+        self.signals: Any = parts.signals  # cluster.signals.Signals with Redis, else None
+        self._make_queue = parts.make_queue
+        self.queue: Any = None  # set by app.py once the queue exists (`make_queue`)
 
     async def open(self) -> None:
         await self.records.open()
         for graph_id in self.settings.graphs:
             await self._ensure_builtin(graph_id)
+
+    def make_queue(self) -> Any:
+        """This back end's run queue (the embedded `RunQueue` or the cluster's)."""
+        self.queue = self._make_queue(self)
+        return self.queue
+
+    async def health(self) -> dict[str, str]:
+        """Each shared service's state ("ok" | "unavailable"), by name; empty when embedded.
+
+        Asks the parts that talk to a service: the records for the database (`health()`, a
+        live query), the signals for Redis (`healthy`: whether their listener is connected).
+        """
+        if not self.settings.cluster:
+            return {}
+        found = {"postgres": await _health(self.records)}
+        if self.settings.redis_url is not None:
+            found["redis"] = await _health(self.signals or self.broker)
+        return found
 
     async def close(self) -> None:
         await self.records.close()
@@ -109,3 +126,14 @@ class ServerState:
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found
+
+
+async def _health(part: Any) -> str:
+    """A part's `health()` (or its `healthy` flag), never raising: a failing check is
+    "unavailable"."""
+    try:
+        check = getattr(part, "health", None)
+        healthy = await check() if callable(check) else getattr(part, "healthy", False)
+    except Exception:
+        return "unavailable"
+    return "ok" if healthy in (True, "ok") else "unavailable"

@@ -15,11 +15,18 @@ __all__ = ["make_store"]
 
 
 def make_store(settings: Settings) -> Any:
-    """A SQLite store in the server's file (an in-memory one with `--in-memory`)."""
+    """A SQLite store in the server's file (an in-memory one with `--in-memory`), or a
+    PostgreSQL one with `settings.database_url` (issue 19)."""
     section = settings.extra.get("store") or {}
     options = {"index": section.get("index"), "ttl_config": section.get("ttl")}
     path = settings.db_path
-    store = SqliteStore(path, **options) if path else InMemoryStore(**options)
+    if settings.database_url is not None:
+        from checkpoints.store import PostgresStore  # the `postgres` extra
+
+        store: Any = PostgresStore(settings.database_url, **options,
+                                   prepared_statements=settings.prepared_statements)
+    else:
+        store = SqliteStore(path, **options) if path else InMemoryStore(**options)
     if (section.get("ttl") or {}).get("sweep_interval_minutes"):
         store.start_ttl_sweeper()  # stopped by the store's close() at shutdown
     return store

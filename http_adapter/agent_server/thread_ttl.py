@@ -60,8 +60,9 @@ class ThreadSweeper:
         """Apply the strategy to the expired threads; how many it touched.
 
         Safe on several processes sharing one record store (issue 19): each thread is read
-        again just before it goes, so one another sweeper deleted, or a run touched since the
-        scan, is skipped; and deleting an absent thread or its checkpoints is a no-op."""
+        again just before it goes, so one a run touched since the scan stays and one already
+        deleted is skipped; deleting an absent thread or its checkpoints is a no-op, so two
+        sweeps racing on one thread both succeed (and may both count it)."""
         found = await self.expired()
         if not found:
             return 0

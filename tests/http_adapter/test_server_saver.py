@@ -27,9 +27,18 @@ def _nested(saver: Any) -> Any:
     return outer.compile(checkpointer=saver)
 
 
-@pytest.mark.parametrize("where", ["memory", "sqlite"])
-def test_subgraph_checkpoint_metadata_names_its_task(tmp_path: Path, where: str) -> None:
-    saver = server_saver(tmp_path / "db.sqlite" if where == "sqlite" else None)
+def _saver(where: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    if where == "postgres":  # the cluster back end's saver (issue 19)
+        return server_saver(request.getfixturevalue("pg_url"), pool_size=3)
+    return server_saver(tmp_path / "db.sqlite" if where == "sqlite" else None)
+
+
+@pytest.mark.parametrize("where", ["memory", "sqlite", "postgres"])
+def test_subgraph_checkpoint_metadata_names_its_task(
+    tmp_path: Path, where: str, request: pytest.FixtureRequest
+) -> None:
+    saver = _saver(where, tmp_path, request)
+    request.addfinalizer(getattr(saver, "close", lambda: None))
     graph = _nested(saver)
     config = {"configurable": {"thread_id": "t"}}
     graph.invoke({"log": []}, config)
@@ -45,3 +54,15 @@ def test_subgraph_checkpoint_metadata_names_its_task(tmp_path: Path, where: str)
     assert meta["checkpoint_map"] == {"": root.config["configurable"]["checkpoint_id"]}
     assert meta["thread_id"] == "t"
     assert not any(k.startswith("langgraph_") or k == "checkpoint_map" for k in root.metadata)
+
+
+def test_the_postgres_saver_reports_its_read_pool(pg_url: str) -> None:
+    """What /metrics shows as `graphrun_db_pool_*{pool="checkpoints"}` (issue 19 §10)."""
+    saver = server_saver(pg_url, pool_size=3, prepared_statements=False)
+    try:
+        graph = _nested(saver)
+        graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}})
+        stats = saver.pool_stats()
+    finally:
+        saver.close()
+    assert stats["max"] == 3 and 1 <= stats["size"] <= 3 and stats["in_use"] == 0

@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import anyio
 import asyncpg
 import msgspec
 
 from checkpoints.postgres_files import connect_options, migrate
 
+from ..metrics import asyncpg_pool_stats
 from ..records import RecordStats, matches
 from ..schemas import Assistant, Run, Thread
 from ._jsonb import numeric_free, setup_codec, sql_pattern
@@ -116,6 +118,18 @@ class PgRecords:
         if self._pool is None:
             raise RuntimeError("PgRecords is not open")
         return self._pool
+
+    async def health(self) -> bool:
+        """Whether the database answers a query within 2 s (the server's `/ok`, issue 19 §10)."""
+        try:
+            with anyio.fail_after(2):
+                return await self.pool.fetchval("SELECT 1") == 1
+        except Exception:  # down, refusing, or every connection busy for 2 s: not healthy
+            return False
+
+    def pool_stats(self) -> dict[str, int]:
+        """The pool's open connections, those in use and its bound (`/metrics`)."""
+        return asyncpg_pool_stats(self.pool)
 
     # -- assistants -----------------------------------------------------------------------------
 

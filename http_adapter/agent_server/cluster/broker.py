@@ -1,0 +1,536 @@
+"""Run event streams shared by every host: one Redis Stream per run (issue 19 §6, SCALEOUT §3).
+
+The routes cannot tell `RedisBroker` from the embedded `broker.Broker`: the same methods, the same
+`(key, name, sse_frame)` events, the same `<ms>-<n>` SSE ids for resumable runs. What differs is
+where the events live, and that the producer and the subscribers may be different processes.
+
+- Entry ids are explicit: `n` counts the run's events without gaps (continuing after the stream's
+  last entry when another host reopens a retried run) and `ms` never goes back, so a
+  `Last-Event-ID` from any host is an exact cursor.
+- `publish` is synchronous and never waits on Redis: it appends to a bounded per-run buffer that
+  the flusher (`serve`) pipelines into XADDs, retrying with backoff while Redis is down. Ids are
+  assigned once, by the flusher, so a retried write keeps them.
+- A subscriber reads with ONE cursor, replay and live alike (XREAD BLOCK from the last id seen),
+  so nothing falls between replay and subscribe; after a Redis restart it reconnects and goes on
+  from its cursor. Subscribers keep nothing in Redis.
+- Memory is bounded: XADD MAXLEN per run, an EXPIRE while open (refreshed) and a TTL after close.
+- A run whose stream never gets its end marker (its host died) ends when the injected
+  `is_finished(run_id)` says so, checked when XREAD waited and found nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ..broker import Event, parse_event_id
+from ..encode import sse_frame
+
+__all__ = ["RedisBroker", "RedisSubscription"]
+
+logger = logging.getLogger(__name__)
+
+EventKey = tuple[int, int]
+IsFinished = Callable[[str], Awaitable[bool]]
+# Redis unreachable: the flusher and subscribers retry, never give up (issue 19 §6).
+DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+# Entries: an event has fields `e` (its name) and `d` (its data); the end marker `end`.
+_REPLAY_ALL: EventKey = (-1, -1)
+_BACKOFF = (0.05, 2.0)
+
+
+def now_ms() -> int:
+    """This host's wall clock; entry ids never go below the stream's last (clocks differ)."""
+    return time.time_ns() // 1_000_000
+
+
+def parse_id(raw: bytes | str) -> EventKey:
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    ms, _, n = text.partition("-")
+    return int(ms), int(n or 0)
+
+
+def format_id(key: EventKey) -> str:
+    return f"{key[0]}-{key[1]}"
+
+
+def connect(url: str, *, read_timeout: float | None = 10.0) -> Redis:
+    """A client that fails fast (no hidden retry loop): callers own their retries and backoff."""
+    return Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=2.0,
+                          socket_timeout=read_timeout)
+
+
+class _Run:
+    """One run opened on this host: its unflushed events and where its ids stand."""
+
+    __slots__ = ("base", "closed", "dropped", "expiring", "last", "published", "queue",
+                 "resolved", "resumable", "subscribers", "unsent")
+
+    def __init__(self, resumable: bool) -> None:
+        self.resumable = resumable
+        self.queue: deque[tuple[str, bytes] | None] = deque()  # None: the end marker
+        self.unsent: list[_Entry] = []  # ids assigned, not yet acknowledged by Redis
+        self.base: EventKey | None = None  # the stream's last entry when this host opened it
+        self.last: EventKey | None = None  # the last id assigned here
+        self.resolved = anyio.Event()  # base is known
+        self.published = 0  # events accepted since the open (a local subscriber's join point)
+        self.closed = False
+        self.dropped = 0
+        self.subscribers = 0
+        self.expiring = False  # its stream has its TTL (`_refresh` renews it while open)
+
+
+class _Entry:
+    __slots__ = ("data", "id", "maybe_written", "name")
+
+    def __init__(self, key: EventKey, name: str, data: bytes) -> None:
+        self.id = format_id(key)
+        self.name = name  # "" for the end marker
+        self.data = data
+        self.maybe_written = False  # sent before a connection broke: Redis may have it
+
+
+# One run's buffered entries in ONE command: the XADDs run in Redis (~3 µs an event against
+# ~15 for as many pipelined XADD commands, redis-py's packing and parsing being the cost), and
+# atomically after a check that each id follows the stream's last: `n` one more (the end marker:
+# the same n, a later ms). XADD alone would take a later ms with any n from a second writer.
+# ARGV: maxlen, ttl (0: leave the TTLs), resumable flag, how many entries at the front were
+# sent before (a connection broke: if the stream has them, they are skipped), then id, name,
+# data per entry. Answers {count} when all are in, or {k, error}: entry k does not follow.
+_APPEND = """
+local function parse(id)
+  local ms, n = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(n)
+end
+local top_ms, top_n
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if top then top_ms, top_n = parse(top[1]) end
+local retried = tonumber(ARGV[4])
+for i = 5, #ARGV, 3 do
+  local k = (i - 5) / 3
+  local ms, n = parse(ARGV[i])
+  local done = top_ms and (ms < top_ms or (ms == top_ms and n <= top_n))
+  if done and k < retried then
+    -- written by the attempt whose answer was lost
+  elseif top_ms and (done or ms < top_ms or
+                     n ~= top_n + (ARGV[i + 1] == '' and 0 or 1)) then
+    return {k, 'entry ' .. ARGV[i] .. ' does not follow ' .. top_ms .. '-' .. top_n}
+  else
+    if ARGV[i + 1] == '' then
+      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i], 'end', '1')
+    else
+      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'd', ARGV[i + 2])
+    end
+    top_ms, top_n = ms, n
+  end
+end
+if ARGV[2] ~= '0' then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+end
+return {(#ARGV - 4) / 3}
+"""
+
+
+class RedisBroker:
+    """Run id -> a Redis Stream; same public methods as `broker.Broker`, plus `serve`."""
+
+    def __init__(self, url: str, *, is_finished: IsFinished, prefix: str = "graphrun:run:",
+                 maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
+                 closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
+                 batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005) -> None:
+        self._client = connect(url, read_timeout=block + 10.0)
+        self._is_finished = is_finished
+        self._prefix = prefix
+        self._maxlen = maxlen
+        self._open_ttl = int(open_ttl)
+        self._resumable_ttl = int(resumable_ttl)
+        self._closed_ttl = int(closed_ttl)
+        self._buffer = buffer
+        self._block_ms = max(1, int(block * 1000))
+        self._batch = batch
+        self._keep_idle = self._evict_at = keep_idle
+        self._linger = linger
+        self._runs: dict[str, _Run] = {}
+        self._dirty: dict[str, _Run] = {}
+        self._deletes: list[str] = []
+        self._wake: anyio.Event | None = None
+        self.healthy = False  # the last flush reached Redis
+
+    # -- the Broker protocol --------------------------------------------------------------------
+
+    def open(self, run_id: str, *, resumable: bool = False) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
+            self._runs[run_id] = run = _Run(resumable)
+            if len(self._runs) > self._evict_at:
+                self._evict()
+        else:  # a retried run (new attempt) on this host goes on after its end marker
+            run.closed = False
+            run.resumable = run.resumable or resumable
+        self._mark(run_id, run)
+
+    def has_subscribers(self, run_id: str) -> bool:
+        """Subscribers on this host (those of other hosts are not known here)."""
+        run = self._runs.get(run_id)
+        return bool(run and run.subscribers)
+
+    def publish(self, run_id: str, name: str, data: bytes) -> None:
+        """Buffer event `name` for the flusher; never waits on Redis (issue 19 §6)."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if len(run.queue) >= self._buffer:
+            run.dropped += 1
+            if run.dropped == 1 or run.dropped % 1000 == 0:
+                logger.warning("Run %s: event buffer full (%d), %d events dropped",
+                               run_id, self._buffer, run.dropped)
+            return
+        run.queue.append((name, data))
+        run.published += 1
+        self._mark(run_id, run)
+
+    def close(self, run_id: str) -> None:
+        """The run is over: an end marker follows its events, then the stream's TTL runs."""
+        run = self._runs.get(run_id)
+        if run is None or run.closed:
+            return
+        run.closed = True
+        run.queue.append(None)
+        self._mark(run_id, run)
+
+    def forget(self, run_id: str) -> None:
+        """The run never was (a rejected create): its stream goes."""
+        run = self._runs.pop(run_id, None)
+        self._dirty.pop(run_id, None)
+        if run is not None:
+            run.closed = True
+            run.resolved.set()
+        self._deletes.append(run_id)
+        self._kick()
+
+    def attach(self, run_id: str, *, last_event_id: str | None = None) -> RedisSubscription:
+        """Subscribe now: a run opened on this host is joined at exactly this point; another
+        host's run at its stream's end when reading starts. With a `last_event_id` on a
+        resumable run, the events after it are replayed first (same cursor)."""
+        return RedisSubscription(self, run_id, parse_event_id(last_event_id),
+                                 self._runs.get(run_id))
+
+    # -- the flusher ----------------------------------------------------------------------------
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+                    ) -> None:
+        """Flush buffered events until cancelled; then one last short flush (end markers)."""
+        self._wake = anyio.Event()
+        if self._dirty or self._deletes:  # published before serve started
+            self._wake.set()
+        try:
+            task_status.started()
+            await self._flush_forever()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                try:
+                    while self._dirty or self._deletes:
+                        await self._flush()
+                except DOWN:
+                    pass
+            with anyio.CancelScope(shield=True):
+                await self._client.aclose()
+
+    def _mark(self, run_id: str, run: _Run) -> None:
+        self._dirty[run_id] = run
+        self._kick()
+
+    def _evict(self) -> None:
+        """Forget the oldest runs opened here that never had an event here: a host that
+        created a run another host executes never closes it (its entry would stay forever)."""
+        idle = [i for i, r in self._runs.items()
+                if not r.published and not r.subscribers and r.base is not None
+                and not r.queue and i not in self._dirty]
+        for run_id in idle[: len(self._runs) - self._keep_idle * 9 // 10]:
+            del self._runs[run_id]
+        # all busy: look again only after a tenth more (not a scan per open)
+        self._evict_at = max(self._keep_idle, len(self._runs) + self._keep_idle // 10)
+
+    def _kick(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _flush_forever(self) -> None:
+        delay = _BACKOFF[0]
+        refresh = max(0.25, self._open_ttl / 4)  # EXPIRE while open, refreshed (issue 19 §6)
+        next_refresh = time.monotonic() + refresh
+        while True:
+            assert self._wake is not None
+            with anyio.move_on_after(max(0.0, next_refresh - time.monotonic())):
+                await self._wake.wait()
+            if self._linger:  # let a burst gather: one round trip for many events
+                await anyio.sleep(self._linger)
+            self._wake = anyio.Event()
+            try:
+                if time.monotonic() >= next_refresh:
+                    await self._refresh()
+                    next_refresh = time.monotonic() + refresh
+                while self._dirty or self._deletes:
+                    await self._flush()
+                self.healthy, delay = True, _BACKOFF[0]
+            except (*DOWN, ResponseError) as error:
+                if self.healthy or delay == _BACKOFF[0]:
+                    logger.warning("Redis unreachable, run events buffered: %s", error)
+                self.healthy = False
+                for run in self._runs.values():  # Redis may come back empty: TTLs again
+                    run.expiring = False
+                await anyio.sleep(delay)
+                delay = min(delay * 2, _BACKOFF[1])
+                self._wake.set()
+
+    async def _flush(self) -> None:
+        await self._delete()
+        dirty = list(self._dirty.items())
+        self._dirty.clear()
+        try:
+            await self._resolve([(i, r) for i, r in dirty if r.base is None])
+            await self._write(dirty)
+        except BaseException:
+            for run_id, run in dirty:  # retried by the next round, ids kept
+                if self._runs.get(run_id) is run:
+                    self._dirty.setdefault(run_id, run)
+            raise
+
+    async def _delete(self) -> None:
+        if self._deletes:
+            await self._client.delete(*(k for i in self._deletes for k in self._keys(i)))
+            self._deletes.clear()
+
+    async def _resolve(self, runs: list[tuple[str, _Run]]) -> None:
+        """Read each new run's last entry: ids continue after it (a retried run) and a local
+        subscriber's join point is there."""
+        if not runs:
+            return
+        async with self._client.pipeline(transaction=False) as pipe:
+            for run_id, run in runs:
+                stream, flag = self._keys(run_id)
+                pipe.xrevrange(stream, "+", "-", count=1)
+                pipe.set(flag, b"1" if run.resumable else b"0", ex=self._open_ttl)
+            replies = await pipe.execute()
+        for (_, run), top in zip(runs, replies[::2], strict=True):
+            run.base = run.last = parse_id(top[0][0]) if top else (0, 0)
+            run.resolved.set()
+
+    async def _write(self, dirty: list[tuple[str, _Run]]) -> None:
+        """Append every buffered entry with its id, one command a run, all pipelined."""
+        sent: list[tuple[str, _Run, list[_Entry], bool]] = []
+        async with self._client.pipeline(transaction=False) as pipe:
+            for run_id, run in dirty:
+                entries = self._assign(run)
+                if not entries:
+                    continue
+                closing = not entries[-1].name
+                ttl = self._ttl(run) if closing else 0 if run.expiring else self._open_ttl
+                retried = sum(1 for e in entries if e.maybe_written)  # a prefix
+                args: list[Any] = [self._maxlen, ttl, b"1" if run.resumable else b"0", retried]
+                for entry in entries:
+                    args += (entry.id, entry.name, entry.data)
+                pipe.eval(_APPEND, 2, *self._keys(run_id), *args)
+                sent.append((run_id, run, entries, ttl > 0))
+            if not sent:
+                return
+            try:
+                replies = await pipe.execute(raise_on_error=False)
+            except BaseException:  # broken or cancelled mid-way: Redis may have some of them
+                for _, _, entries, _ in sent:
+                    for entry in entries:
+                        entry.maybe_written = True
+                raise
+        self._acknowledge(sent, replies)
+
+    def _assign(self, run: _Run) -> list[_Entry]:
+        """Give queued events their ids: n gap-free, ms never going back (markers keep n)."""
+        assert run.last is not None
+        ms, n = run.last
+        while run.queue and len(run.unsent) < self._batch:
+            item = run.queue.popleft()
+            ms = max(ms, now_ms())
+            if item is None:
+                ms = max(ms, run.last[0] + 1)  # above the last entry without spending an n
+                run.unsent.append(_Entry((ms, n), "", b""))
+            else:
+                n += 1
+                run.unsent.append(_Entry((ms, n), *item))
+            run.last = (ms, n)
+        return run.unsent
+
+    def _ttl(self, run: _Run) -> int:
+        return self._resumable_ttl if run.resumable else self._closed_ttl
+
+    def _acknowledge(self, sent: list[tuple[str, _Run, list[_Entry], bool]], replies: list[Any]
+                     ) -> None:
+        failed: Exception | None = None
+        for (run_id, run, entries, expiring), reply in zip(sent, replies, strict=True):
+            if isinstance(reply, Exception):  # e.g. Redis out of memory: again, later
+                failed = reply
+                for entry in entries:  # a script is not undone: some may be in
+                    entry.maybe_written = True
+                self._dirty.setdefault(run_id, run)
+                continue
+            if len(reply) > 1:
+                # another host wrote this run's stream meanwhile (a stale attempt): the
+                # entries from there on are numbered again after its end
+                run.unsent = entries[int(reply[0]):]
+                self._requeue(run_id, run, reply[1])
+                continue
+            run.unsent = []
+            run.expiring = run.expiring or expiring
+            if run.queue:
+                self._dirty.setdefault(run_id, run)
+            elif run.closed and self._runs.get(run_id) is run:
+                del self._runs[run_id]  # flushed to its end: nothing of it stays here
+        if failed is not None:
+            raise failed
+
+    def _requeue(self, run_id: str, run: _Run, error: object) -> None:
+        """Ids taken by another writer: re-read the stream's end and number them again."""
+        logger.warning("Run %s: stream written by another host (%s), renumbering", run_id,
+                       error)
+        items = [(e.name, e.data) if e.name else None for e in run.unsent]
+        run.queue.extendleft(reversed(items))  # type: ignore[arg-type]
+        run.unsent = []
+        run.base = run.last = None
+        self._dirty.setdefault(run_id, run)
+
+    async def _refresh(self) -> None:
+        open_runs = [i for i, r in self._runs.items() if not r.closed]
+        if not open_runs:
+            return
+        async with self._client.pipeline(transaction=False) as pipe:
+            for run_id in open_runs:
+                for key in self._keys(run_id):
+                    pipe.expire(key, self._open_ttl)
+            await pipe.execute()
+
+    def _keys(self, run_id: str) -> tuple[str, str]:
+        """The run's stream and its `resumable` flag."""
+        return f"{self._prefix}{run_id}", f"{self._prefix}{run_id}:resumable"
+
+
+class RedisSubscription:
+    """One reader of a run's stream: async-iterable of `(key, name, sse_frame)`."""
+
+    def __init__(self, broker: RedisBroker, run_id: str, after: EventKey | None,
+                 local: _Run | None) -> None:
+        self._broker = broker
+        self._run_id = run_id
+        self._after = after
+        self._host_run = local  # counted in `has_subscribers` while this is open
+        self._closed = False
+        self._ended = local is not None and local.closed
+        if local is not None:
+            local.subscribers += 1
+        # The exact join point is known here when this host produces the run, or when the
+        # run was opened here a moment ago (create with `stream`: its stream's end is read
+        # before the run can start anywhere). Otherwise: the stream's end when reading starts.
+        if local is not None and not local.published and local.base is not None:
+            local = None
+        self._local = local
+        self._joined = local.published if local is not None else 0
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        try:
+            start = await self._start()
+            if start is not None:
+                async for event in self._read(*start):
+                    yield event
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if not self._closed and self._host_run is not None:
+            self._host_run.subscribers -= 1
+        self._closed = True
+
+    async def _start(self) -> tuple[str, int | None] | None:
+        """The cursor to read after and the last `n` to skip; None: nothing to read."""
+        broker, local = self._broker, self._local
+        stream, flag = broker._keys(self._run_id)
+        if self._after is not None:
+            host_run = self._host_run
+            resumable = (host_run.resumable if host_run is not None
+                         else await self._retry(lambda: broker._client.get(flag)) == b"1")
+            if resumable:
+                return ("0-0" if self._after == _REPLAY_ALL else format_id(self._after)), None
+        if self._ended:
+            return None
+        if local is not None:
+            await local.resolved.wait()
+            if local.base is None:  # forgotten
+                return None
+            return format_id(local.base), local.base[1] + self._joined
+        top = await self._retry(lambda: broker._client.xrevrange(stream, "+", "-", count=1))
+        if top:
+            return (None if b"end" in top[0][1] else (top[0][0].decode(), None))
+        if await self._finished():
+            return None
+        return "0-0", None
+
+    async def _finished(self) -> bool:
+        try:
+            return await self._broker._is_finished(self._run_id)
+        except Exception:  # the database may be down too: keep waiting for events
+            logger.exception("is_finished(%s) failed", self._run_id)
+            return False
+
+    async def _retry(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        delay = _BACKOFF[0]
+        while True:
+            try:
+                return await call()
+            except DOWN:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, _BACKOFF[1])
+
+    async def _read(self, cursor: str, skip: int | None) -> AsyncIterator[Event]:
+        """XREAD BLOCK from the last id seen, replay and live alike. Ends at an end marker that
+        nothing follows (a retried run's stream goes on after its first attempt's), or when
+        `is_finished` holds over a whole empty wait (the producer died)."""
+        broker = self._broker
+        stream = broker._keys(self._run_id)[0]
+        host_run = self._host_run
+        resumable: bool | None = host_run.resumable if host_run is not None else None
+        block: int | None = broker._block_ms
+        finishing = False
+        while not self._closed:
+            reply = await self._retry(lambda: broker._client.xread(
+                {stream: cursor}, count=broker._batch, block=block))
+            if not reply:
+                if block is None or finishing:
+                    return
+                finishing = await self._finished()
+                continue
+            finishing = False
+            if resumable is None:
+                resumable = await self._retry(lambda: broker._client.get(stream + ":resumable")
+                                              ) == b"1"
+            block = broker._block_ms
+            for raw, fields in reply[0][1]:
+                cursor = raw.decode()
+                if b"end" in fields:
+                    block = None  # over, unless something follows: look without waiting
+                    continue
+                block = broker._block_ms
+                key = parse_id(cursor)
+                if skip is not None and key[1] <= skip:
+                    continue
+                name = fields[b"e"].decode()
+                yield key, name, sse_frame(name, fields[b"d"], cursor if resumable else None)

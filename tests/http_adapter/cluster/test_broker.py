@@ -1,0 +1,326 @@
+"""RedisBroker (issue 19 §6, SCALEOUT §3): brokers on separate connections act as hosts sharing
+one real Redis; producers on one, subscribers on another see every event once, in order."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+from redis.asyncio import Redis
+
+from http_adapter.agent_server.broker import Event
+from http_adapter.agent_server.cluster.broker import RedisBroker, RedisSubscription
+from http_adapter.agent_server.encode import sse_frame
+from tests.services import RedisServer
+
+from .conftest import brokers
+
+pytestmark = pytest.mark.anyio
+
+RUN = "1f0c0000-0000-6000-8000-000000000001"
+
+
+class Reader:
+    """Reads a subscription in the background, keeping what it got."""
+
+    def __init__(self, subscription: RedisSubscription) -> None:
+        self.subscription = subscription
+        self.events: list[Event] = []
+        self.ended = anyio.Event()
+
+    async def run(self) -> None:
+        async for event in self.subscription:
+            self.events.append(event)
+        self.ended.set()
+
+    async def until(self, count: int, timeout: float = 5.0) -> None:
+        with anyio.fail_after(timeout):
+            while len(self.events) < count:
+                await anyio.sleep(0.005)
+
+    async def end(self, timeout: float = 5.0) -> list[Event]:
+        with anyio.fail_after(timeout):
+            await self.ended.wait()
+        return self.events
+
+
+async def read_all(subscription: RedisSubscription, timeout: float = 5.0) -> list[Event]:
+    reader = Reader(subscription)
+    with anyio.fail_after(timeout):
+        await reader.run()
+    return reader.events
+
+
+def data(i: int) -> bytes:
+    return b'{"i":%d}' % i
+
+
+def numbers(events: list[Event]) -> list[int]:
+    """The events' payload numbers, after checking ids grow and `n` has no gap."""
+    keys = [key for key, _, _ in events]
+    assert keys == sorted(set(keys)), "ids strictly increasing"
+    ns = [n for _, n in keys]
+    assert ns == list(range(ns[0], ns[0] + len(ns))) if ns else True, "n gap-free"
+    return [int(frame.split(b'"i":')[1].split(b"}")[0]) for _, _, frame in events]
+
+
+async def until_flushed(client: Redis, run_id: str, count: int) -> None:
+    with anyio.fail_after(5):
+        while await client.xlen(f"graphrun:run:{run_id}") < count:
+            await anyio.sleep(0.005)
+
+
+async def test_two_hosts_live_replay_and_mid_run_join(redis_url: str) -> None:
+    client = Redis.from_url(redis_url)
+    async with brokers(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
+        live = Reader(b.attach(RUN))  # before the run exists anywhere: sees it all
+        tg.start_soon(live.run)
+        a.open(RUN, resumable=True)
+        for i in range(20):
+            a.publish(RUN, "values", data(i))
+        await until_flushed(client, RUN, 20)
+        joined = Reader(b.attach(RUN))  # mid-run, no Last-Event-ID: only what follows
+        tg.start_soon(joined.run)
+        await anyio.sleep(0.05)
+        for i in range(20, 40):
+            a.publish(RUN, "values", data(i))
+            if i % 5 == 0:
+                await anyio.sleep(0.01)
+        a.close(RUN)
+        assert numbers(await live.end()) == list(range(40))
+        assert numbers(await joined.end()) == list(range(20, 40))
+        for key, name, frame in live.events:  # the embedded broker's frames, id = entry id
+            ms, n = key
+            assert frame == sse_frame(name, data(n - 1), f"{ms}-{n}")
+        cut = live.events[9][2].split(b"id: ")[1].split(b"\r\n")[0].decode()
+        assert numbers(await read_all(b.attach(RUN, last_event_id=cut))) == list(range(10, 40))
+        assert numbers(await read_all(b.attach(RUN, last_event_id="-1"))) == list(range(40))
+        assert await read_all(b.attach(RUN)) == []  # a finished run, no Last-Event-ID
+    await client.aclose()
+
+
+async def test_local_join_is_exact_and_creating_host_sees_all(redis_url: str) -> None:
+    """A subscriber on the producing host joins at exactly its call (events buffered before it
+    are not shown); a host that opened the run and attached before it ran (create with
+    `stream`) sees every event another host produces."""
+    async with brokers(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
+        b.open(RUN, resumable=False)
+        creator = Reader(b.attach(RUN))
+        tg.start_soon(creator.run)
+        a.open(RUN)
+        for i in range(5):
+            a.publish(RUN, "values", data(i))
+        local = Reader(a.attach(RUN))  # events 0..4 not flushed yet
+        tg.start_soon(local.run)
+        for i in range(5, 10):
+            a.publish(RUN, "values", data(i))
+        a.close(RUN)
+        assert numbers(await local.end()) == list(range(5, 10))
+        assert numbers(await creator.end()) == list(range(10))
+        assert all(b"id:" not in frame for _, _, frame in creator.events)  # not resumable
+        # not resumable: Last-Event-ID does not replay, a closed run's stream is just empty
+        assert await read_all(b.attach(RUN, last_event_id="-1")) == []
+
+
+async def test_retried_run_continues_the_counter_on_another_host(redis_url: str) -> None:
+    async with brokers(redis_url, 3) as ([a, b, c], _):
+        a.open(RUN, resumable=True)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        a.close(RUN)
+        a.open(RUN, resumable=True)  # a retry on the same host
+        a.publish(RUN, "values", data(3))
+        async with Redis.from_url(redis_url) as client:
+            await until_flushed(client, RUN, 5)  # 4 events + an end marker
+        b.open(RUN, resumable=True)  # the host died without closing; B retries the run
+        for i in range(4, 7):
+            b.publish(RUN, "values", data(i))
+        b.close(RUN)
+        events = await read_all(c.attach(RUN, last_event_id="-1"))
+        # one count over the attempts; the first attempt's end marker does not end the replay
+        assert numbers(events) == list(range(7))
+        assert [n for (_, n), _, _ in events] == list(range(1, 8))
+        cut = f"{events[2][0][0]}-{events[2][0][1]}"
+        assert numbers(await read_all(c.attach(RUN, last_event_id=cut))) == list(range(3, 7))
+
+
+async def test_ids_grow_when_the_retrying_host_clock_is_behind(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from http_adapter.agent_server.cluster import broker as module
+
+    async with brokers(redis_url, 3) as ([a, b, c], _):
+        a.open(RUN, resumable=True)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        async with Redis.from_url(redis_url) as client:
+            await until_flushed(client, RUN, 3)
+        behind = module.now_ms() - 3_600_000
+        monkeypatch.setattr(module, "now_ms", lambda: behind)  # B's clock: an hour late
+        b.open(RUN, resumable=True)
+        for i in range(3, 6):
+            b.publish(RUN, "values", data(i))
+        b.close(RUN)
+        events = await read_all(c.attach(RUN, last_event_id="-1"))
+        assert numbers(events) == list(range(6))  # ids still strictly increasing
+        assert all(ms > behind for (ms, _), _, _ in events)
+
+
+async def test_two_writers_of_one_run_lose_nothing(redis_url: str,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A stale attempt still writing while the retry writes too: ids Redis refuses are
+    numbered again after the stream's end, so both keep every event, in one gap-free count."""
+    async with brokers(redis_url, 3) as ([a, b, c], _):
+        a.open(RUN, resumable=True)
+        b.open(RUN, resumable=True)
+        await anyio.sleep(0.05)  # both read the same (empty) stream end
+        with caplog.at_level(logging.WARNING):
+            for i in range(10):
+                a.publish(RUN, "values", data(i))
+                b.publish(RUN, "values", data(100 + i))
+                await anyio.sleep(0.002)
+            async with Redis.from_url(redis_url) as client:
+                await until_flushed(client, RUN, 20)
+        assert "renumbering" in caplog.text
+        a.close(RUN)
+        events = await read_all(c.attach(RUN, last_event_id="-1"))
+        got = numbers(events)  # ids strictly increasing, n gap-free
+        assert sorted(got) == [*range(10), *range(100, 110)]
+        assert [i for i in got if i < 100] == list(range(10))  # each writer's own order
+        assert [i for i in got if i >= 100] == list(range(100, 110))
+
+
+async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
+    """Events published while Redis is down are buffered (publish neither raises nor waits)
+    and arrive after the restart with their ids; the subscriber goes on from its cursor."""
+    async with brokers(own_redis.url) as ([a, b], _), anyio.create_task_group() as tg:
+        a.open(RUN, resumable=True)
+        reader = Reader(b.attach(RUN))
+        tg.start_soon(reader.run)
+        for i in range(5):
+            a.publish(RUN, "values", data(i))
+        await reader.until(5)
+        own_redis.halt()
+        with anyio.fail_after(0.05):
+            for i in range(5, 10):
+                a.publish(RUN, "values", data(i))
+        await anyio.sleep(0.3)  # the flusher and the reader retry meanwhile
+        own_redis.start()
+        for i in range(10, 15):
+            a.publish(RUN, "values", data(i))
+        a.close(RUN)
+        assert numbers(await reader.end(10)) == list(range(15))
+
+
+async def test_maxlen_and_ttls_bound_memory(redis_url: str) -> None:
+    client = Redis.from_url(redis_url)
+    other = "1f0c0000-0000-6000-8000-000000000002"
+    options: dict[str, Any] = {"maxlen": 10, "open_ttl": 30, "resumable_ttl": 20,
+                               "closed_ttl": 5}
+    async with brokers(redis_url, 1, **options) as ([a], _):
+        a.open(RUN, resumable=True)
+        a.open(other)
+        for i in range(50):
+            a.publish(RUN, "values", data(i))
+            a.publish(other, "values", data(i))
+        await until_flushed(client, RUN, 10)
+        with anyio.fail_after(5):
+            while await client.xrevrange(f"graphrun:run:{RUN}", count=1) != [] and int(
+                    (await client.xrevrange(f"graphrun:run:{RUN}", count=1))[0][0]
+                    .split(b"-")[1]) < 50:
+                await anyio.sleep(0.005)
+        assert await client.xlen(f"graphrun:run:{RUN}") == 10
+        assert 20 < await client.ttl(f"graphrun:run:{RUN}") <= 30  # while open
+        a.close(RUN)
+        a.close(other)
+        with anyio.fail_after(5):
+            while await client.ttl(f"graphrun:run:{other}") > 5:
+                await anyio.sleep(0.005)
+        assert 10 < await client.ttl(f"graphrun:run:{RUN}") <= 20  # resumable, closed
+        keys = sorted(await client.keys("*"))
+        assert keys == sorted(f"graphrun:run:{r}{s}".encode() for r in (RUN, other)
+                              for s in ("", ":resumable"))
+        assert all([0 < await client.ttl(key) <= 20 for key in keys])  # none without a TTL
+        assert not a.has_subscribers(RUN) and not a._runs  # nothing of them kept here
+    await client.aclose()
+
+
+async def test_open_streams_ttl_is_refreshed(redis_url: str) -> None:
+    """A long run with no event for longer than the open TTL keeps its stream."""
+    async with brokers(redis_url, 1, open_ttl=1) as ([a], _), Redis.from_url(redis_url) as client:
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        await until_flushed(client, RUN, 1)
+        await anyio.sleep(1.6)
+        assert await client.xlen(f"graphrun:run:{RUN}") == 1
+        assert 0 < await client.ttl(f"graphrun:run:{RUN}") <= 1
+
+
+async def _blocked_clients(client: Redis) -> int:
+    return int((await client.info("clients"))["blocked_clients"])
+
+
+async def test_abandoned_subscriber_leaves_nothing(redis_url: str) -> None:
+    client = Redis.from_url(redis_url)
+    async with brokers(redis_url) as ([a, b], _):
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        await until_flushed(client, RUN, 1)
+        keys = sorted(await client.keys("*"))
+        async with anyio.create_task_group() as tg:
+            subscription = b.attach(RUN, last_event_id="-1")
+            reader = Reader(subscription)
+            tg.start_soon(reader.run)
+            await reader.until(1)
+            with anyio.fail_after(5):
+                while await _blocked_clients(client) != 1:  # its XREAD BLOCK
+                    await anyio.sleep(0.005)
+            assert b.has_subscribers(RUN) is False  # B did not open it: nothing local
+            tg.cancel_scope.cancel()  # the client went away
+        with anyio.fail_after(5):
+            while await _blocked_clients(client):
+                await anyio.sleep(0.005)
+        assert sorted(await client.keys("*")) == keys  # no per-subscriber keys
+        local = a.attach(RUN)
+        assert a.has_subscribers(RUN)
+        local.close()
+        assert not a.has_subscribers(RUN)
+    await client.aclose()
+
+
+async def test_is_finished_ends_a_stream_whose_producer_died(redis_url: str) -> None:
+    async with brokers(redis_url) as ([a, b], finished), anyio.create_task_group() as tg:
+        a.open(RUN, resumable=True)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        reader = Reader(b.attach(RUN, last_event_id="-1"))
+        tg.start_soon(reader.run)
+        await reader.until(3)
+        await anyio.sleep(0.3)  # no end marker will come: the stream waits ...
+        assert not reader.ended.is_set()
+        finished.runs.add(RUN)  # ... until the database says the run is over
+        assert numbers(await reader.end(2)) == [0, 1, 2]
+        # joining a finished run whose stream is gone ends at once
+        gone = "1f0c0000-0000-6000-8000-000000000003"
+        finished.runs.add(gone)
+        with anyio.fail_after(0.5):
+            assert await read_all(b.attach(gone)) == []
+
+
+async def test_full_buffer_drops_and_logs(own_redis: RedisServer,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    async with brokers(own_redis.url, 2, buffer=20) as ([a, b], _):
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        async with Redis.from_url(own_redis.url) as client:
+            await until_flushed(client, RUN, 1)
+        own_redis.halt()
+        with caplog.at_level(logging.WARNING):
+            for i in range(1, 31):
+                a.publish(RUN, "values", data(i))
+        assert "event buffer full (20), 1 events dropped" in caplog.text
+        own_redis.start()
+        a.close(RUN)
+        events = await read_all(b.attach(RUN, last_event_id="0-1"))
+        assert numbers(events) == list(range(1, 21))  # the first 20 kept, in order
