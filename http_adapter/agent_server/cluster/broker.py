@@ -49,6 +49,10 @@ DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 # Entries: an event has fields `e` (its name) and `d` (its data); the end marker `end`.
 _REPLAY_ALL: EventKey = (-1, -1)
 _BACKOFF = (0.05, 1.0)
+# A Redis up for less than this may have lost streams whose producers still hold (and will
+# re-send) their events: at least the flusher's longest backoff, plus its round trip.
+_SETTLE = 5
+_NOTHING_YET = object()
 
 
 def now_ms() -> int:
@@ -171,6 +175,7 @@ class RedisBroker:
         self._deletes: list[str] = []
         self._wake: anyio.Event | None = None
         self.healthy = False  # the last flush reached Redis
+        self._born = time.monotonic()  # a Redis younger than this broker restarted under it
 
     # -- the Broker protocol --------------------------------------------------------------------
 
@@ -466,7 +471,27 @@ class RedisSubscription:
         self._closed = True
 
     async def _start(self) -> tuple[str, int | None] | None:
-        """The cursor to read after and the last `n` to skip; None: nothing to read."""
+        """The cursor to read after and the last `n` to skip; None: nothing to read.
+
+        A finished run with no stream at all while Redis has just restarted may still have
+        its events in its producer's buffer (re-sent within the flusher's backoff): the
+        reader waits for them that long rather than end with a gap."""
+        while True:
+            start = await self._start_once()
+            if start is not _NOTHING_YET:
+                return start  # type: ignore[return-value]
+            if not await self._redis_restarted_lately():
+                return None
+            await anyio.sleep(0.1)
+
+    async def _redis_restarted_lately(self) -> bool:
+        """Redis came up less than `_SETTLE` s ago, after this broker: it restarted under us."""
+        broker = self._broker
+        info = await self._retry(lambda: broker._client.info("server"))
+        uptime = int(info.get("uptime_in_seconds", _SETTLE))
+        return uptime < _SETTLE and time.monotonic() - broker._born > uptime + 1
+
+    async def _start_once(self) -> tuple[str, int | None] | None | object:
         broker, local = self._broker, self._local
         stream, flag = broker._keys(self._run_id)
         if self._after is not None:
@@ -488,7 +513,7 @@ class RedisSubscription:
         if top:
             return (None if b"end" in top[0][1] else (top[0][0].decode(), None))
         if await self._finished():
-            return None
+            return _NOTHING_YET
         return "0-0", None
 
     async def _finished(self) -> bool:
