@@ -156,7 +156,7 @@ class RedisBroker:
                  maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
                  closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
                  batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005,
-                 finish_grace: float = 2.0) -> None:
+                 finish_grace: float = 2.0, down_grace: float = 5.0) -> None:
         self._client = connect(url, read_timeout=block + 10.0)
         self._is_finished = is_finished
         self._prefix = prefix
@@ -170,6 +170,7 @@ class RedisBroker:
         self._keep_idle = self._evict_at = keep_idle
         self._linger = linger
         self._finish_grace = finish_grace
+        self._down_grace = down_grace  # a finished run's stream while Redis cannot be read
         self._runs: dict[str, _Run] = {}
         self._dirty: dict[str, _Run] = {}
         self._deletes: list[str] = []
@@ -435,6 +436,10 @@ class RedisBroker:
         return f"{self._prefix}{run_id}", f"{self._prefix}{run_id}:resumable"
 
 
+class _Unreadable(Exception):
+    """Redis stayed down while the run is over: the subscription ends."""
+
+
 class RedisSubscription:
     """One reader of a run's stream: async-iterable of `(key, name, sse_frame)`."""
 
@@ -445,6 +450,7 @@ class RedisSubscription:
         self._after = after
         self._host_run = local  # counted in `has_subscribers` while this is open
         self._closed = False
+        self._delay = _BACKOFF[0]  # the read's backoff while Redis is down
         self._ended = local is not None and local.closed
         if local is not None:
             local.subscribers += 1
@@ -462,6 +468,8 @@ class RedisSubscription:
             if start is not None:
                 async for event in self._read(*start):
                     yield event
+        except _Unreadable:
+            return
         finally:
             self.close()
 
@@ -524,34 +532,58 @@ class RedisSubscription:
             return False
 
     async def _retry(self, call: Callable[[], Awaitable[Any]]) -> Any:
-        delay = _BACKOFF[0]
+        """`call()` until Redis answers; `_Unreadable` once it has been down `down_grace`
+        and the run is over (the stream ends instead of hanging, issue 19 §1)."""
+        delay, since = _BACKOFF[0], time.monotonic()
         while True:
             try:
                 return await call()
             except DOWN:
+                if (time.monotonic() - since >= self._broker._down_grace
+                        and await self._finished()):
+                    raise _Unreadable from None
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _BACKOFF[1])
+
+    async def _xread(self, stream: str, cursor: str, block: int | None, down: bool
+                     ) -> tuple[Any, bool]:
+        """One XREAD: (reply, False), or (None, True) after a backoff when Redis is down."""
+        broker = self._broker
+        try:
+            return await broker._client.xread({stream: cursor}, count=broker._batch,
+                                              block=block), False
+        except DOWN:
+            self._delay = min(self._delay * 2, _BACKOFF[1]) if down else _BACKOFF[0]
+            await anyio.sleep(self._delay)
+            return None, True
 
     async def _read(self, cursor: str, skip: int | None) -> AsyncIterator[Event]:
         """XREAD BLOCK from the last id seen, replay and live alike. Ends at an end marker that
         nothing follows (a retried run's stream goes on after its first attempt's), or when
         `is_finished` has held for `finish_grace` without an entry (the producer died; a
-        live one flushes its tail, buffered while Redis was down, within its backoff)."""
+        live one flushes its tail, buffered while Redis was down, within its backoff).
+        A finished run's stream also ends when Redis stays unreachable for `down_grace`
+        (or fails every read: connections killed): a stream never hangs on Redis, issue
+        19 §1; the tail it may miss was in Redis, which holds nothing that cannot be lost."""
         broker = self._broker
         stream = broker._keys(self._run_id)[0]
         host_run = self._host_run
         resumable: bool | None = host_run.resumable if host_run is not None else None
         block: int | None = broker._block_ms
         finished_at: float | None = None  # when `is_finished` first said so
+        down = False
         while not self._closed:
-            reply = await self._retry(lambda: broker._client.xread(
-                {stream: cursor}, count=broker._batch, block=block))
+            was_down = down
+            reply, down = await self._xread(stream, cursor, block, down)
+            if was_down and not down:
+                finished_at = None  # Redis is back: the producer's tail gets its grace again
             if not reply:
-                if block is None:
+                if block is None and not down:
                     return
                 if finished_at is None:
                     finished_at = time.monotonic() if await self._finished() else None
-                elif time.monotonic() - finished_at >= broker._finish_grace:
+                elif time.monotonic() - finished_at >= (
+                        broker._down_grace if down else broker._finish_grace):
                     return  # the producer would have flushed its tail by now
                 continue
             if resumable is None:
