@@ -103,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
         return 1
+    refused = _check_redis(settings)
+    if refused is not None:
+        print(f"graphrun: error: {refused}", file=sys.stderr)
+        return 1
     if args.command == "dev":
         settings.extra["private_network"] = True  # as `langgraph dev` (cors.py)
     _warn_unsupported(settings)
@@ -169,6 +173,25 @@ def _announce(command: str, settings: Settings, url: str) -> None:
     if settings.api_keys:
         lines.append("  API keys required (X-Api-Key)")
     print("\n".join(lines), flush=True)
+
+
+def _check_redis(settings: Settings) -> str | None:
+    """Refuse a Redis older than 6.2 before serving (issue 19 §9; why refuse, not warn:
+    `cluster/redis_version.py`). A Redis that does not answer yet is only warned about."""
+    if settings.redis_url is None:
+        return None
+    import asyncio
+
+    from .agent_server.cluster.redis_version import RedisVersionError, check_redis
+
+    try:
+        found = asyncio.run(check_redis(settings.redis_url))
+    except RedisVersionError as error:
+        return str(error)
+    if found is None:
+        print(f"graphrun: warning: Redis at {_without_password(settings.redis_url)} does not "
+              "answer; starting without it (its version is not checked)", file=sys.stderr)
+    return None
 
 
 def _without_password(url: str) -> str:
