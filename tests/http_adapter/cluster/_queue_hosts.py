@@ -27,7 +27,7 @@ from http_adapter.agent_server.state import ServerState
 from ._helpers import rows, run, thread
 
 RAN: list[str] = []  # "<tag> <node>" per node execution, across both hosts
-HELD: set[str] = set()  # tags whose `slow` node waits
+HELD: set[str] = set()  # tags whose `slow` node waits; "<tag> one": whose `one` node blocks
 
 
 class State(TypedDict, total=False):
@@ -38,7 +38,10 @@ class State(TypedDict, total=False):
 
 
 def one(state: State) -> dict[str, Any]:
+    """Sync: runs in a worker thread, which a cancel cannot interrupt."""
     RAN.append(f"{state['tag']} one")
+    while f"{state['tag']} one" in HELD:
+        time.sleep(0.02)
     return {"log": ["one"]}
 
 
@@ -94,8 +97,11 @@ async def hosts(url: str, n: int = 2, *, signals: Any = None,
                 if host.queue.signals is not None:
                     await tg.start(host.queue.signals.serve)
                 tg.start_soon(serve, host)
-            yield made
-            tg.cancel_scope.cancel()
+            try:
+                yield made
+            finally:
+                HELD.clear()  # a node held in a worker thread would keep the hosts alive
+                tg.cancel_scope.cancel()
     finally:
         for host in made:
             await host.queue.close()
