@@ -254,21 +254,25 @@ def test_five_hosts_started_together_on_an_empty_database_migrate_once(
 
 @pytest.mark.timeout(100)  # waits for the next minute boundary (at most 60 s)
 def test_a_one_minute_cron_over_three_hosts_fires_once_a_minute(hosts: Hosts) -> None:
-    """Every host learns of the cron (rescan) and wakes at the boundary; one fires.
-    Mutation-checked: a plain `put_extra` instead of the compare-and-set fires 3 runs."""
-    first, *_ = hosts.start(3)
-    second = datetime.now(UTC).second
-    if second >= 52:  # leave the other hosts a rescan (5 s) to learn of it before the boundary
-        time.sleep(60.5 - second)
+    """The host the cron was created on dies; the other two learn of it (their schedulers
+    rescan the shared records) and wake at the boundary; one fires. Mutation-checked: a
+    plain `put_extra` instead of the compare-and-set fires it 3 times (with every host
+    alive; twice here), and without the rescan it never fires."""
+    first, second, _ = hosts.start(3)
+    now = datetime.now(UTC).second
+    if now >= 52:  # leave the other hosts a rescan (5 s) to learn of it before the boundary
+        time.sleep(60.5 - now)
     with first.client() as client:
         thread_id = client.post("/threads", json={}).json()["thread_id"]
         cron = client.post(f"/threads/{thread_id}/runs/crons", json={
             "assistant_id": "quick", "schedule": "* * * * *", "input": {"tag": "cron"},
         })
         assert cron.status_code == 200, cron.text
-        wait_until(lambda: any(line[0] == "cron" for line in log_lines(hosts.project)),
-                   timeout=70, what="the cron to fire at the next minute")
-        time.sleep(3)  # other hosts fire at the same instant, if at all
+    first.kill()
+    wait_until(lambda: any(line[0] == "cron" for line in log_lines(hosts.project)),
+               timeout=70, what="the cron to fire at the next minute")
+    time.sleep(3)  # the other host fires at the same instant, if at all
+    with second.client() as client:
         runs = client.get(f"/threads/{thread_id}/runs").json()
     fired = [line for line in log_lines(hosts.project) if line[0] == "cron"]
     assert len(runs) == 1 and len(fired) == 1, (runs, fired)
