@@ -136,7 +136,8 @@ def test_a_cancel_from_another_host_stops_a_sync_node_run_at_its_next_step(hosts
 def test_sigkill_of_a_host_with_runs_in_flight_finishes_each_run_once(hosts: Hosts) -> None:
     """Each run resumes once on the other host; one cancelled after its host died is ended by
     the reaper, never retried. Mutation-checked: resuming without the last checkpoint
-    (`claimed_before` ignored) runs `first` twice."""
+    (`claimed_before` ignored) runs `first` twice; a reaper requeueing cancelled runs makes
+    the dropped run's attempt 2."""
     (a,) = hosts.start(1)
     tags = [f"r{i}" for i in range(3)]
     with a.client() as on_a:
@@ -149,7 +150,9 @@ def test_sigkill_of_a_host_with_runs_in_flight_finishes_each_run_once(hosts: Hos
         dropped = runs.pop()
         cancelled = on_b.post(f"{_path(dropped)}/cancel", params={"wait": "true"}, timeout=15)
         assert cancelled.status_code == 200, cancelled.text
-        assert on_b.get(_path(dropped)).json()["status"] == "interrupted"
+        record = on_b.get(_path(dropped)).json()
+        assert record["status"] == "interrupted"
+        assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 1  # not claimed again
         assert on_b.get(f"/threads/{dropped['thread_id']}").json()["status"] != "busy"
         hosts.go()
         for run in runs:
