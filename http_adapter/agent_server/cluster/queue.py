@@ -305,6 +305,13 @@ class ClusterQueue:
         # run again (§3). A first claim has none: no look-up.
         outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
                                resume=claim.claimed_before)
+        if active.action == "release":
+            # Given back now: once this attempt ends its lease is no longer renewed, and had
+            # it waited for the drain's slower attempts, the reaper would have taken the run
+            # back and spent an attempt.
+            if await self.ledger.release([claim]):
+                self._signal("wake")
+            return
         if active.action in _STOPPED:
             return
         await self._settle(claim, run, outcome, active)
