@@ -171,26 +171,32 @@ def test_sigkill_of_a_host_with_runs_in_flight_finishes_each_run_once(hosts: Hos
 
 
 def test_a_rolling_restart_loses_no_run_and_spends_no_attempt(hosts: Hosts) -> None:
-    """Mutation-checked: `release` without `attempt - 1` makes run_attempt 2."""
+    """SIGTERM: host0 drains (1 s), stops its attempts and gives the runs back; host1 resumes
+    them after `first`. The async node stops at once; the sync one only when it returns,
+    and host0 exits then (its stale attempt writes nothing the thread shows).
+    Mutation-checked: `release` without `attempt - 1` makes run_attempt 2."""
     (a,) = hosts.start(1)
-    tags = [f"s{i}" for i in range(2)]
     with a.client() as on_a:
-        runs = [_run(on_a, tag, "agent_async") for tag in tags]
-    wait_until(lambda: _started(hosts.project, tags), what="both runs inside their slow node")
+        runs = [_run(on_a, "s0", "agent_async"), _run(on_a, "s1", "agent")]
+    wait_until(lambda: _started(hosts.project, ["s0", "s1"]),
+               what="both runs inside their slow node")
     (b,) = hosts.start(1)
-    # drains for 1 s, then gives its runs back (uvicorn re-raises the SIGTERM it handled)
-    assert a.terminate() in (0, -15)
+    a.signal_term()
     wait_until(lambda: _count(hosts.project, "slow-start") == 4,
                what="host1 to take the released runs")
     hosts.go()
+    assert a.proc.wait(30) in (0, -15)  # uvicorn re-raises the SIGTERM it handled
     with b.client() as on_b:
         for run in runs:
             assert on_b.get(f"{_path(run)}/join").json()["log"] == ["first", "slow", "last"]
             record = on_b.get(_path(run)).json()
             assert record["status"] == "success"
             assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 1
+            state = on_b.get(f"/threads/{run['thread_id']}/state").json()
+            assert state["values"]["log"] == ["first", "slow", "last"] and state["next"] == []
     counts = Counter((line[0], line[1]) for line in log_lines(hosts.project))
-    assert all(counts[(tag, "first")] == 1 and counts[(tag, "last")] == 1 for tag in tags)
+    assert all(counts[(tag, "first")] == 1 and counts[(tag, "last")] == 1
+               for tag in ("s0", "s1"))
 
 
 def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
