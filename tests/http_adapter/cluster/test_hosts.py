@@ -56,10 +56,9 @@ def _count(project: Path, what: str) -> int:
     return sum(1 for line in log_lines(project) if line[1] == what)
 
 
-def _events(response: httpx.Response, until: str | None = None) -> list[tuple[str | None, str]]:
-    """(id, event) pairs of an SSE response, in order; stops after an event whose data
-    contains `until`, if given."""
-    out, event_id, name, data = [], None, None, ""
+def _each_event(response: httpx.Response) -> Iterator[tuple[str | None, str, str]]:
+    """(id, event, data) of an SSE response, as they come."""
+    event_id, name, data = None, None, ""
     for line in response.iter_lines():
         if line.startswith("id: "):
             event_id = line[4:]
@@ -68,10 +67,18 @@ def _events(response: httpx.Response, until: str | None = None) -> list[tuple[st
         elif line.startswith("data: "):
             data = line[6:]
         elif line == "" and name is not None:
-            out.append((event_id, name))
-            if until is not None and until in data:
-                break
+            yield event_id, name, data
             event_id, name, data = None, None, ""
+
+
+def _events(response: httpx.Response, until: str | None = None) -> list[tuple[str | None, str]]:
+    """(id, event) pairs of an SSE response, in order; stops after an event whose data
+    contains `until`, if given."""
+    out = []
+    for event_id, name, data in _each_event(response):
+        out.append((event_id, name))
+        if until is not None and until in data:
+            break
     return out
 
 
@@ -86,26 +93,28 @@ def test_a_run_created_on_one_host_is_joined_and_cancelled_from_another(hosts: H
     and no signal), B's `cancel?wait=true` times out."""
     a, b = hosts.start(2)
     with a.client() as on_a, b.client() as on_b:
-        run = _run(on_a, "x", "agent_async", stream_mode=["updates"])
+        run = _run(on_a, "x", "agent_async", stream_mode=["updates"], stream_resumable=True)
         path = _path(run)
         wait_until(lambda: _started(hosts.project, ["x"]), what="the slow node")
-        joined = threading.Event()
+        seen: list[str] = []
 
-        def join() -> None:
+        def join() -> None:  # from the start: what A published so far, then live
             with httpx.Client(base_url=b.url, timeout=30) as client:
-                with client.stream("GET", f"{path}/stream") as response:
-                    joined.set()
-                    _events(response)
+                with client.stream("GET", f"{path}/stream",
+                                   headers={"Last-Event-ID": "-1"}) as response:
+                    for _, name, _ in _each_event(response):
+                        seen.append(name)
 
         joiner = threading.Thread(target=join)
         joiner.start()
-        assert joined.wait(10)
+        wait_until(lambda: len(seen) == 2, what="the joined stream's first events")
         began = time.monotonic()
         cancelled = on_b.post(f"{path}/cancel", params={"wait": "true"}, timeout=15)
         took = time.monotonic() - began
         assert cancelled.status_code == 200, cancelled.text
         joiner.join(20)
         assert not joiner.is_alive(), "the joined stream did not end after the cancel"
+        assert seen == ["metadata", "updates"]  # `first`'s, then nothing
         assert took < 10, f"cancel took {took:.1f} s"
         assert on_a.get(path).json()["status"] == "interrupted"
         assert on_b.get(f"/threads/{run['thread_id']}").json()["status"] != "busy"
