@@ -144,7 +144,7 @@ def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
                     if line.startswith("id: "):
                         before.append(line[4:])
                         break
-            redis.stop()
+            redis.halt()
             made.go()
             # completion comes through the database poll while Redis is down
             joined = on_b.get(f"{path}/join", timeout=30).json()
