@@ -35,6 +35,7 @@ from .thread_ttl import ThreadSweeper
 __all__ = ["create_app"]
 
 logger = logging.getLogger("http_adapter.app")
+_CRON_RESCAN = 5.0  # seconds: how soon a host sees a cron created on another one
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -46,7 +47,9 @@ def create_app(settings: Settings) -> Starlette:
         await state.open()
         queue = state.make_queue()
         app.state.server = state
-        app.state.crons = scheduler = CronScheduler(state)
+        # Shared records (issue 19 §8): crons made on other hosts are found by a rescan.
+        rescan = _CRON_RESCAN if settings.database_url is not None else None
+        app.state.crons = scheduler = CronScheduler(state, rescan=rescan)
         try:
             async with anyio.create_task_group() as tg:
                 for part in (state.signals, state.broker):  # Redis listeners and flushers
