@@ -8,7 +8,7 @@ import anyio
 from http_adapter.agent_server.cluster.records import PgRecords
 
 
-def _refuse_connections(pg_url: str, refuse: bool) -> None:
+def refuse_connections(pg_url: str, refuse: bool) -> None:
     """Make the test's database refuse new connections (and drop the open ones), or not."""
     import asyncpg
 
@@ -34,11 +34,11 @@ def test_records_health_and_pool_follow_the_database(pg_url: str) -> None:
         await records.open()
         try:
             up, pool = await records.health(), records.pool_stats()
-            await anyio.to_thread.run_sync(_refuse_connections, pg_url, True)
+            await anyio.to_thread.run_sync(refuse_connections, pg_url, True)
             try:
                 down = await records.health()
             finally:
-                await anyio.to_thread.run_sync(_refuse_connections, pg_url, False)
+                await anyio.to_thread.run_sync(refuse_connections, pg_url, False)
             return up, pool, down, await records.health()
         finally:
             await records.close()
