@@ -332,3 +332,23 @@ async def test_full_buffer_drops_and_logs(own_redis: RedisServer,
         a.close(RUN)
         events = await read_all(b.attach(RUN, last_event_id="0-1"))
         assert numbers(events) == list(range(1, 21))  # the first 20 kept, in order
+
+
+async def test_forget_deletes_and_idle_runs_are_not_kept(redis_url: str) -> None:
+    """A rejected create leaves no stream; runs a host only created (another host ran them,
+    so this one never closes them) do not pile up in its memory."""
+    async with brokers(redis_url, 1, keep_idle=10) as ([a], _), \
+            Redis.from_url(redis_url) as client:
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        await until_flushed(client, RUN, 1)
+        a.forget(RUN)
+        with anyio.fail_after(5):
+            while await client.keys("*"):
+                await anyio.sleep(0.005)
+        created = [f"1f0c0000-0000-6000-8000-{i:012d}" for i in range(100, 140)]
+        for run_id in created:
+            a.open(run_id)
+            await anyio.sleep(0.002)  # each read its stream's end
+        assert len(a._runs) <= 12  # the oldest idle ones forgotten
+        assert created[-1] in a._runs
