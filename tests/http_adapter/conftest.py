@@ -60,6 +60,8 @@ def serve_app(tmp_path: Path) -> Iterator[Callable[..., Served]]:
             overrides.setdefault("graphs", test_graphs.GRAPHS)
             overrides.setdefault("data_dir", tmp_path / ".graphrun")
             overrides.setdefault("heartbeat", 1.0)
+            # A test that ends with a run in flight stops at once (test_drain sets its own).
+            overrides.setdefault("drain_grace", 0.0)
             settings = Settings(**overrides)
         served = Served(create_app(settings), settings)
         started.append(served)

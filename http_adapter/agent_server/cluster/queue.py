@@ -543,6 +543,11 @@ class ClusterQueue:
         """Runs executing on this host now (for /metrics and the shutdown's drain)."""
         return len(self._active)
 
+    def waiting_stateless(self) -> list[Run]:
+        """Stateless runs this host holds that no worker has taken yet (`/metrics`)."""
+        return [self._stateless[run_id] for run_id in self._stateless_due
+                if run_id in self._stateless]
+
     def pool_stats(self) -> dict[str, int]:
         """The queue's connection pool: size, connections in use, bound (for /metrics)."""
         if self.ledger is None:

@@ -121,10 +121,18 @@ class PgRecords:
 
     async def health(self) -> bool:
         """Whether the database answers a query within 2 s (the server's `/ok`, issue 19 §10)."""
+        pool = self.pool
         try:
             with anyio.fail_after(2):
-                return await self.pool.fetchval("SELECT 1") == 1
-        except Exception:  # down, refusing, or every connection busy for 2 s: not healthy
+                if pool.get_idle_size() == 0 and pool.get_size() >= self.max_size:
+                    # A saturated pool is a busy host, not a lost database: ask on the side.
+                    conn = await asyncpg.connect(self.url, **self._options)
+                    try:
+                        return await conn.fetchval("SELECT 1") == 1
+                    finally:
+                        await conn.close()
+                return await pool.fetchval("SELECT 1") == 1
+        except Exception:  # down, refusing, or no answer within 2 s: not healthy
             return False
 
     def pool_stats(self) -> dict[str, int]:
