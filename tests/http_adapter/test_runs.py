@@ -19,6 +19,9 @@ from http_adapter.agent_server.state import assistant_id_for
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 AGENT_ID = assistant_id_for("agent")
 FINAL = {"x": 2, "log": ["a", "b", "c", "a", "b", "c", "sub1", "sub2"]}
 KWARGS_KEYS = [

@@ -14,6 +14,9 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 ITEM_KEYS = {"namespace", "key", "value", "created_at", "updated_at"}
 
 
