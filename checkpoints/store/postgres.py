@@ -45,6 +45,8 @@ __all__ = ["PostgresStore"]
 T = TypeVar("T")
 
 COMPONENT = "store"
+# pg_try_advisory_xact_lock key of the TTL sweep ("gr-sweep" as 8 ASCII bytes).
+_SWEEP_KEY = int.from_bytes(b"gr-sweep", "big")
 
 # Entry N (1-based) upgrades the component from version N-1. Append only.
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -228,6 +230,10 @@ class PostgresStore(OpenedRowStore):
         return [tuple(prefix.split(".")) for (prefix,) in records]
 
     def _expire(self, now: int) -> int:
+        """Delete expired items, unless another process is sweeping this database right now:
+        sweeps run on one host at a time (issue 19 §8), the others skip this round."""
+        if not self._run(self._conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _SWEEP_KEY)):
+            return 0
         # Vectors go with their items (ON DELETE CASCADE). Status: "DELETE <count>".
         sql = "DELETE FROM store_items WHERE expires_at <= $1"
         status = self._run(self._conn.execute(sql, now))

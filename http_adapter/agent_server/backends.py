@@ -69,24 +69,27 @@ def _cluster(settings: Settings) -> Parts:
     records = PgRecords(url, min_size=settings.pool_min, max_size=settings.pool_max,
                         prepared_statements=settings.prepared_statements)
     signals = broker = None
+    made: list[Any] = []  # the queue, once built: the broker asks it whether a run is over
     if settings.redis_url is not None:
         from .cluster.broker import RedisBroker
         from .cluster.signals import Signals
 
         async def is_finished(run_id: str) -> bool:
-            """A stream without its end marker ends once its run's record says so."""
-            run = await records.get_run(run_id)
-            return run is None or run.status not in ("pending", "running")
+            """A stream without its end marker ends once the queue says its run is over (a
+            stateless run has no record: only its host's queue knows)."""
+            queue = made[0] if made else None
+            return False if queue is None else bool(await queue.finished(run_id))
 
         signals = Signals(settings.redis_url)
         broker = RedisBroker(settings.redis_url, is_finished=is_finished)
 
     def make_queue(state: Any) -> Any:
-        return ClusterQueue(
+        made.append(ClusterQueue(
             state, url, signals=signals, lease=settings.lease,
             heartbeat=settings.heartbeat_interval, reaper=settings.reaper_interval,
             pool_size=settings.pool_max, prepared_statements=settings.prepared_statements,
-        )
+        ))
+        return made[-1]
 
     return Parts(
         records=records,

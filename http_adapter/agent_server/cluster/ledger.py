@@ -155,12 +155,12 @@ class Ledger:
                 "VALUES ($1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4))",
                 run.run_id, run.thread_id, _json(run), float(after),
             )
-            # The route tags the thread with its first run's graph_id / assistant_id (its
-            # metadata, merged: keys another request added meanwhile stay).
+            # The thread's metadata gains the keys the route added (the first graph run names
+            # it: graph_id, assistant_id) without losing any another host wrote meanwhile.
             await conn.execute(
                 "UPDATE server_threads SET status = 'busy', updated_at = $2, body = body || "
                 "jsonb_build_object('status', 'busy', 'updated_at', $2::text, 'metadata', "
-                "COALESCE(body->'metadata', '{}'::jsonb) || $3::jsonb) WHERE thread_id = $1",
+                "$3::jsonb || COALESCE(body->'metadata', '{}'::jsonb)) WHERE thread_id = $1",
                 thread.thread_id, stamp, _json(thread.metadata or {}),
             )
         return done

@@ -34,10 +34,12 @@ from ..attempt import (
 from ..encode import dumps, plain
 from ..errors import Conflict, UnprocessableEntity
 from ..executor import Outcome, after_seconds, is_resumable, started_kwargs
+from ..metrics import WaitHistogram, queue_wait
 from ..records import now
 from ..schemas import Run, Thread
 from .leases import Heartbeat
 from .ledger import Claim, Ledger, Reaped
+from .queue_stats import queue_stats
 
 __all__ = ["ClusterQueue"]
 
@@ -75,6 +77,7 @@ class ClusterQueue:
         self._slots = anyio.Semaphore(max(1, state.settings.workers))
         self._wake = anyio.Event()
         self._draining = False
+        self.waits = WaitHistogram()  # how long runs waited for a worker of this host (/metrics)
         self._active: dict[str, Active] = {}
         self._claims: dict[str, Claim] = {}
         self._gone = anyio.Event()  # set whenever an attempt leaves this host
@@ -145,6 +148,10 @@ class ClusterQueue:
     def _signal(self, channel: str, message: str = "") -> None:
         if self.signals is not None:
             self.signals.publish(channel, message)
+
+    async def stats(self) -> dict[str, Any]:
+        """Every host's pending and running runs and their waits (`/metrics`)."""
+        return await queue_stats((await self.open()).pool)
 
     async def drain(self, grace: float) -> None:
         """SIGTERM (issue 19 §5): stop claiming, let running attempts finish for `grace`
@@ -227,6 +234,7 @@ class ClusterQueue:
         run = self._due_stateless()
         if run is not None:
             self._stateless_due.pop(run.run_id, None)
+            self.waits.observe(queue_wait(run))
             tg.start_soon(self._run_stateless, run)
             return True
         if self._draining:
@@ -234,6 +242,8 @@ class ClusterQueue:
         claim = await self.ledger.claim() if self.ledger is not None else None
         if claim is None:
             return False
+        if not claim.claimed_before:  # a retried run waited while it ran before
+            self.waits.observe(queue_wait(claim.run))
         active = Active(anyio.CancelScope())
         self._active[claim.run.run_id] = active
         self._claims[claim.run.run_id] = claim
@@ -532,7 +542,7 @@ class ClusterQueue:
         return not await (await self.open()).in_flight(run_id)
 
     def busy(self) -> int:
-        """Runs executing on this host now (for /metrics)."""
+        """Runs executing on this host now (for /metrics and the shutdown's drain)."""
         return len(self._active)
 
     def pool_stats(self) -> dict[str, int]:

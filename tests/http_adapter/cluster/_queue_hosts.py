@@ -82,8 +82,9 @@ async def hosts(url: str, n: int = 2, *, signals: Any = None,
     made: list[Host] = []
     for _ in range(n):
         state = ServerState(Settings(graphs={"agent": GRAPH}, data_dir=None, workers=4))
-        state.records = PgRecords(url)  # every record in the one database, as in production
-        state.saver = PostgresSaver(url)
+        prepared = options.get("prepared_statements", True)  # False behind PgBouncer
+        state.records = PgRecords(url, prepared_statements=prepared)  # all in one database
+        state.saver = PostgresSaver(url, prepared_statements=prepared)
         await state.open()
         queue = ClusterQueue(state, url, signals=signals() if signals else None, **options)
         made.append(Host(state, queue))

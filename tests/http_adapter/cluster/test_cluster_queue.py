@@ -255,17 +255,38 @@ async def test_a_run_whose_last_attempt_dies_ends_in_error_and_frees_its_thread(
         await until(lambda: ran("e1 slow"))
         await rows(pg_url, "UPDATE server_runs SET attempt = 3 WHERE run_id = $1", run_id)
         a.scope.cancel()  # the third attempt's host dies
+
+        async def values_read_back() -> bool:
+            # The status changed with the run (one transaction); the values the checkpoints
+            # hold are written right after, by the reaping host (a poll may wake us between).
+            found = await b.state.records.get_thread("t1")
+            return found.status == "error" and (found.values or {}).get("log") == ["one"]
+
         async with anyio.create_task_group() as tg:
             c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
                                            reaper=0.3, poll=0.3))
             tg.start_soon(serve, c)
             with anyio.fail_after(10):
                 outcome = await c.queue.wait(run_id)
+            found = await b.state.records.get_thread("t1")
+            await until(values_read_back, timeout=5)
             tg.cancel_scope.cancel()
         await c.queue.close()
         assert outcome is not None and outcome.status == "error"
         assert outcome.error["error"] == "RunAttemptsExhausted"
-        found = await b.state.records.get_thread("t1")
         assert found.status == "error" and found.error["error"] == "RunAttemptsExhausted"
-        assert found.values["log"] == ["one"]  # what its checkpoints hold, read back
         assert RAN.count("e1 one") == 1 and "e1 three" not in RAN
+
+
+async def test_works_behind_pgbouncer_in_transaction_mode(pg_url: str, pgbouncer: Any) -> None:
+    url = pgbouncer.url(pg_url.rsplit("/", 1)[1])
+    async with hosts(url, prepared_statements=False) as (a, b):
+        HELD.add("first")
+        first = await start(a, "first", "t1")
+        await until(lambda: ran("first slow"))
+        with pytest.raises(Conflict):
+            await start(b, "rejected", "t1", "reject")
+        second = await start(b, "second", "t2")
+        HELD.clear()
+        assert (await b.queue.wait(first)).status == "success"
+        assert (await a.queue.wait(second)).status == "success"
