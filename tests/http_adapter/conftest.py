@@ -51,10 +51,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize `backend` (asked for by `serve_app`) by the `backends` mark, module-scoped so
     a module-scoped server (the parity replay) serves one back end's tests in a row."""
-    if "backend" not in metafunc.fixturenames:
-        return
     mark = metafunc.definition.get_closest_marker("backends")
-    names = mark.args if mark else ("sqlite",)
+    if "backend" not in metafunc.fixturenames or mark is None:
+        return  # SQLite (the fixture below), under the test's own name
+    names = mark.args
     assert set(names) <= set(BACKENDS), names
     only = metafunc.definition.get_closest_marker("sqlite_only")
     if only is not None:
@@ -71,7 +71,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="module")
 def backend() -> str:
-    """Replaced by the parametrization above; here so the name always resolves."""
+    """A module without the `backends` mark: SQLite (else the parametrization above)."""
     return "sqlite"
 
 
