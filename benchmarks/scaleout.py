@@ -149,11 +149,15 @@ def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str
 
     work = Path(tempfile.mkdtemp(prefix="graphrun-scaleout-bench-"))
     measured: dict[str, list[dict[str, dict[str, Any]]]] = {mode: [] for mode in modes}
-    with PostgresServer() as pg, RedisServer() as redis, contextlib.ExitStack() as stack:
+    with PostgresServer() as pg, contextlib.ExitStack() as stack:
         started = {}
-        for mode in modes:  # each PostgreSQL mode on its own database, all up at once
-            url = pg.new_database() if mode != "sqlite" else None
-            started[mode] = stack.enter_context(_mode(work, mode, url, redis.url))
+        for mode in modes:
+            # All up at once, each PostgreSQL mode on its own database and its own Redis (pub/sub
+            # ignores Redis's database numbers: one Redis would wake every mode's hosts).
+            url = redis_url = None
+            if mode != "sqlite":
+                url, redis_url = pg.new_database(), stack.enter_context(RedisServer()).url
+            started[mode] = stack.enter_context(_mode(work, mode, url, redis_url))
         for _ in range(reps):
             for mode in modes:
                 measured[mode].append(_measure(started[mode], quick))
