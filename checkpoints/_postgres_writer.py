@@ -2,25 +2,45 @@
 
 Ordering, group commit, lingering and backpressure are the SQLite `Writer`'s (one queue, one
 connection); only how a batch reaches the database differs. Whatever piled up is sent as ONE
-statement (data-modifying CTEs over ``unnest``ed arrays): one round trip, atomic on its own, so
-no BEGIN/COMMIT. A batch with a maintenance task (delete, copy, prune) runs in a transaction.
+statement (data-modifying CTEs over ``unnest``ed arrays of the tables' row types): one round
+trip, atomic on its own, so no BEGIN/COMMIT. A batch with a maintenance task (delete, copy,
+prune) runs in a transaction.
 
-Rows of one batch are merged first, because one ``INSERT ... ON CONFLICT DO UPDATE`` may not
-touch a row twice: a checkpoint or blob put again replaces the earlier one (as SQLite's INSERT OR
-REPLACE), a regular write keeps the first (a retried task saves the same writes), a special
-channel's write (negative idx) replaces it in place.
+The statement is a plain INSERT: a row stored again (a checkpoint put twice, a retried task's
+writes) is rare, and PostgreSQL's ON CONFLICT costs ~40% more server time per row (issue 19:
+29 -> 18 µs per step of a long thread). A plain insert that meets a stored row fails whole, and
+the batch is sent again as the upsert, which gives it the old meaning: a checkpoint or blob put
+again replaces the earlier one (as SQLite's INSERT OR REPLACE), a regular write keeps the first
+(a retried task saves the same writes), a special channel's write (negative idx) replaces it in
+place. A batch carrying a special write, or one inside a transaction (where a failed statement
+would abort it), is sent as the upsert at once.
+
+Rows of one batch are merged first, because one upsert may not touch a row twice (and a plain
+insert would fail on it).
+
+Hand-over (issue 19): the writer's loop thread needs the GIL to encode and send a batch, and a
+graph running Python in another thread holds it; the loop thread then gets it only every
+``sys.getswitchinterval()`` (5 ms), so a fast run queued most of its steps for one long commit at
+its end (then blocked at `BACKLOG` until they committed). Every `HANDOFF` background changes
+queued, the submitting thread waits (at most `HANDOFF_WAIT`) until the writer has sent what is
+queued: the statement then runs in the server process beside the graph, and the final flush
+waits for the last few steps only. While the batch in flight has no reply yet (the server is
+still at it) a submit does not wait; it asks again at the next one.
 """
 
 from __future__ import annotations
 
+import select
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
+import msgspec
 
-from ._sqlite_writer import _LINGERING, Job, Rows, Writer
+from ._sqlite_writer import _BUSY, _IDLE, _LINGERING, Job, Rows, Writer
 
-__all__ = ["EAGER", "LOST", "PgWriter", "insert_rows"]
+__all__ = ["HANDOFF", "HANDOFF_WAIT", "JSON_LIMIT", "LOST", "PgWriter", "insert_rows"]
 
 # What the next statement on a connection the server dropped (a restart, a proxy, or
 # pg_terminate_backend) raises, depending on when asyncpg noticed.
@@ -32,70 +52,114 @@ LOST = (
     OSError,
 )
 
-# Background changes queued before a lingering commit starts at once. The inserts run in the
-# server process, which can work beside the graph (a SQLite commit needs this process), so an
-# early start overlaps them with the next steps instead of leaving them all to the final flush
-# (a 1500-step long thread, interleaved: 656 -> 490 µs/step; a 100-step chain: no change).
-EAGER = 16
+# Background changes queued per hand-over, and how long a submit waits for the writer to send
+# them. 64 changes are 32 steps of a one-node graph; a hand-over costs the caller ~0.2 ms, and
+# 32, 64 and 128 measured alike on the 200-step long thread (issue 19).
+HANDOFF = 64
+HANDOFF_WAIT = 0.002
 
-_PUT = """WITH
-b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, value)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[])
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET value = excluded.value),
-c AS (INSERT INTO checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-    SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[],
-        $11::bytea[])
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-        parent_checkpoint_id = excluded.parent_checkpoint_id,
-        checkpoint = excluded.checkpoint, metadata = excluded.metadata)
-INSERT INTO checkpoint_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path)
-SELECT t, n, c, k, i, ch, v, p FROM unnest($12::text[], $13::text[], $14::text[], $15::text[],
-    $16::int[], $17::text[], $18::bytea[], $19::text[]) WITH ORDINALITY AS u(t, n, c, k, i, ch, v,
-    p, o)
-ORDER BY o
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-    channel = excluded.channel, value = excluded.value, task_path = excluded.task_path
-    WHERE excluded.idx < 0"""
+# Each table's rows reach the server as one JSON array of row arrays (bytes in base64), which
+# msgspec writes in C: asyncpg's encoding of one array per column cost ~12 µs per step of a
+# long thread in the writer's thread (which competes with the graph for the GIL), this ~3 µs,
+# for ~3 µs more server time. A table's rows over `JSON_LIMIT` bytes of JSON (a jsonb value
+# holds at most 255 MB) go as arrays of the tables' row types instead.
+JSON_LIMIT = 16 << 20
+_encode = msgspec.json.Encoder().encode
+
+_FROM_JSON = (
+    "SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64') "
+    "FROM jsonb_array_elements($1::jsonb) AS r",
+    "SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64'), decode(r->>5, 'base64') "
+    "FROM jsonb_array_elements($2::jsonb) AS r",
+    "SELECT r->>0, r->>1, r->>2, r->>3, (r->>4)::int, r->>5, decode(r->>6, 'base64'), r->>7 "
+    "FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS u(r, o) ORDER BY o",
+)
+_FROM_ARRAYS = (  # a write's `seq` travels as NULL; the insert assigns it in array order
+    "SELECT * FROM unnest($1::checkpoint_blobs[])",
+    "SELECT * FROM unnest($2::checkpoints[])",
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path "
+    "FROM unnest($3::checkpoint_writes[]) WITH ORDINALITY AS u ORDER BY ordinality",
+)
+_CONFLICTS = (
+    " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET"
+    " value = excluded.value",
+    " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET"
+    " parent_checkpoint_id = excluded.parent_checkpoint_id,"
+    " checkpoint = excluded.checkpoint, metadata = excluded.metadata",
+    " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET"
+    " channel = excluded.channel, value = excluded.value, task_path = excluded.task_path"
+    " WHERE excluded.idx < 0",
+)
 
 
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
-    """Rows to one list per column (what ``unnest`` takes)."""
-    if not rows:
-        return [[] for _ in range(width)]
-    return [list(column) for column in zip(*rows, strict=True)]
+def _statement(sources: tuple[str, str, str], upsert: bool) -> str:
+    """One statement storing the three tables' rows, as plain inserts or as the upsert."""
+    blobs, checkpoints, writes = (
+        source + (conflict if upsert else "") for source, conflict in zip(sources, _CONFLICTS)
+    )
+    return (
+        "WITH b AS (INSERT INTO checkpoint_blobs "
+        f"(thread_id, checkpoint_ns, channel, version, value) {blobs}), "
+        "c AS (INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+        f"parent_checkpoint_id, checkpoint, metadata) {checkpoints}) "
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+        f"channel, value, task_path) {writes}"
+    )
 
 
-def _merged(rows: Rows) -> list[list[Any]]:
-    """The statement's 19 array parameters, each row at most once (see the module docstring)."""
+# (insert, upsert) per form
+_JSON = (_statement(_FROM_JSON, False), _statement(_FROM_JSON, True))
+_ARRAYS = (_statement(_FROM_ARRAYS, False), _statement(_FROM_ARRAYS, True))
+
+
+def _merged(rows: Rows) -> tuple[list[Any], list[Any], list[Any], bool]:
+    """The three tables' rows, each row at most once (see the module docstring), and whether
+    a special channel's write is among them."""
     # Versions are stored as text (`_postgres_schema`).
     blobs = {(t, n, ch, str(v)): (t, n, ch, str(v), b) for t, n, ch, v, b in rows.blobs}
     checkpoints = {r[:3]: r for r in rows.checkpoints}
     writes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    special = False
     for row in rows.writes:
         key = row[:5]
-        if row[4] < 0 or key not in writes:
+        if row[4] < 0:
+            special = True
             writes[key] = row
-    return [
-        *_columns(list(blobs.values()), 5),
-        *_columns(list(checkpoints.values()), 6),
-        *_columns(list(writes.values()), 8),
-    ]
+        elif key not in writes:
+            writes[key] = row
+    return list(blobs.values()), list(checkpoints.values()), list(writes.values()), special
 
 
-async def insert_rows(conn: asyncpg.Connection, rows: Rows) -> None:
-    """Every row in one statement (a no-op for none)."""
-    if rows.blobs or rows.checkpoints or rows.writes:
-        await conn.execute(_PUT, *_merged(rows))
+def _arguments(rows: Rows) -> tuple[tuple[str, str], list[Any], bool]:
+    """(insert, upsert), the statement's three arguments, and whether to upsert at once."""
+    blobs, checkpoints, writes, special = _merged(rows)
+    arguments = [_encode(blobs), _encode(checkpoints), _encode(writes)]
+    if max(map(len, arguments)) > JSON_LIMIT:
+        return _ARRAYS, [blobs, checkpoints, [(*row, None) for row in writes]], special
+    return _JSON, [argument.decode() for argument in arguments], special
+
+
+async def insert_rows(conn: asyncpg.Connection, rows: Rows, upsert: bool = False) -> None:
+    """Every row in one statement (a no-op for none); see the module docstring for `upsert`."""
+    if not (rows.blobs or rows.checkpoints or rows.writes):
+        return
+    (insert, upsert_sql), arguments, special = _arguments(rows)
+    if upsert or special:
+        await conn.execute(upsert_sql, *arguments)
+        return
+    try:
+        await conn.execute(insert, *arguments)
+    except asyncpg.UniqueViolationError:  # a row stored before: nothing was written
+        await conn.execute(upsert_sql, *arguments)
 
 
 class PgWriter(Writer):
     """`Writer` whose commit is one `insert_rows` statement, or a transaction with tasks.
 
     A commit that finds its connection gone (the server restarted, a proxy dropped it) opens a
-    new one with `reconnect` and runs once more: every statement here is an upsert or a delete,
-    so running one again after a commit whose reply was lost stores the same rows.
+    new one with `reconnect` and runs once more: every statement here is an insert, an upsert or
+    a delete, so running one again after a commit whose reply was lost stores the same rows
+    (a plain insert then meets them and is sent again as the upsert).
     """
 
     def __init__(
@@ -107,6 +171,9 @@ class PgWriter(Writer):
     ) -> None:
         super().__init__(conn, loop_thread, on_error=on_error)  # type: ignore[arg-type]
         self._reconnect = reconnect
+        self._handing: list[threading.Event] = []  # hand-overs waiting for the next send
+        self._due = HANDOFF  # queued changes that make a submit hand them over
+        self._fileno = _socket_of(conn)
 
     @property
     def connection(self) -> asyncpg.Connection:
@@ -114,10 +181,34 @@ class PgWriter(Writer):
 
     def submit(self, job: Job) -> None:
         super().submit(job)
+        if job.future is not None:
+            return
         with self._lock:
-            eager = self._state == _LINGERING and len(self._jobs) == EAGER
-        if eager:  # once per batch: the loop takes the jobs (and the state) from here
+            if len(self._jobs) < self._due:
+                return
+            state = self._state
+            if state == _BUSY and not _readable(self._fileno):
+                return  # the server still runs the last batch: ask again at the next submit
+            sent = threading.Event()
+            self._handing.append(sent)
+        if state == _LINGERING:  # a busy writer takes these jobs when its commit ends
             self._loop_thread.call_soon(self._schedule, True)
+        if not sent.wait(HANDOFF_WAIT):
+            with self._lock:  # the writer is slow: do not wait at every submit
+                self._due = len(self._jobs) + HANDOFF
+
+    def _take(self) -> list[Job]:
+        with self._lock:  # the base `_take`, and the hand-overs these jobs answer
+            jobs = list(self._jobs)
+            self._jobs.clear()
+            self._state = _BUSY if jobs else _IDLE
+            handing, self._handing = self._handing, []
+            self._due = HANDOFF
+        if handing:
+            # Runs once the commit that starts now awaits its reply, i.e. after it was sent
+            # (or at once if there is nothing to commit).
+            self._loop_thread.loop.call_soon(_set_all, handing)
+        return jobs
 
     async def _apply(self, jobs: list[Job]) -> None:
         if all(job.rows is None and job.task is None for job in jobs):
@@ -129,6 +220,7 @@ class PgWriter(Writer):
                 raise  # the data or the statement was refused: not a lost connection
             self.connection.terminate()
             self._conn = await self._reconnect()  # type: ignore[assignment]
+            self._fileno = _socket_of(self.connection)
             await self._apply_on(self.connection, jobs)
 
     async def _apply_on(self, conn: asyncpg.Connection, jobs: list[Job]) -> None:
@@ -144,7 +236,31 @@ class PgWriter(Writer):
                 if job.rows is not None:
                     rows.extend(job.rows)
                 if job.task is not None:  # runs after the inserts handed over before it
-                    await insert_rows(conn, rows)
+                    await insert_rows(conn, rows, upsert=True)
                     rows = Rows()
                     await job.task(conn)
-            await insert_rows(conn, rows)
+            await insert_rows(conn, rows, upsert=True)
+
+
+def _socket_of(conn: asyncpg.Connection) -> int | None:
+    """The file descriptor of the connection's socket, if asyncpg exposes its transport (its
+    `_transport` attribute, 0.2x through 0.32); None: hand-overs always wait."""
+    transport = getattr(conn, "_transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    return sock.fileno() if sock is not None else None
+
+
+def _readable(fileno: int | None) -> bool:
+    """Whether the server's reply to the batch in flight has arrived (unread) on the socket:
+    the writer's thread can then finish that commit and send the next batch at once."""
+    if fileno is None:
+        return True
+    try:
+        return bool(select.select([fileno], [], [], 0)[0])
+    except (OSError, ValueError):  # closed meanwhile: let the writer find out
+        return True
+
+
+def _set_all(events: list[threading.Event]) -> None:
+    for event in events:
+        event.set()

@@ -67,7 +67,9 @@ class _Backend(Backend):
         conn = await asyncpg.connect(url, **options)
         try:
             await migrate(conn, SAVER_COMPONENT, SAVER_MIGRATIONS)
-            pool = await asyncpg.create_pool(url, min_size=1, max_size=pool_size, **options)
+            pool = await asyncpg.create_pool(
+                url, min_size=1, max_size=pool_size, reset=_keep_session, **options
+            )
         except BaseException:
             await conn.close()
             raise
@@ -82,6 +84,11 @@ class _Backend(Backend):
     async def _close_connections(self) -> None:
         await self.pool.close()
         await self.writer.connection.close()
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The read pool's reset: nothing. Reads change no session state (no SET, LISTEN or
+    advisory lock), and asyncpg's default reset is one more round trip per read (issue 19)."""
 
 
 class PostgresSaver(QueuedSaver):

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
+import threading
+import time
 from collections.abc import Sequence
 
 from ._backend_options import add_backend_flags, backend_options
@@ -190,16 +193,53 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
         log_level=log_level,
         lifespan="on",
         ws="none",
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=_GRACEFUL,
     )
-    server = uvicorn.Server(config)
+    server = _server_class(uvicorn.Server)(config, _GRACEFUL + settings.drain_grace + 5)
+    # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
+    # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
+    main = threading.current_thread() is threading.main_thread()  # signals live there only
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0 if server.started else 1
+
+
+_GRACEFUL = 5  # seconds open connections get to finish once asked to stop
+
+
+def _server_class(base: type) -> type:
+    """uvicorn's server with a watchdog: once asked to stop, the process ends within `limit`
+    seconds even when a node stuck in sync code keeps a thread busy after the drain gave its
+    run up (cancelling cannot stop a thread; the run is re-run elsewhere or at the next start).
+    """
+
+    class _Server(base):  # type: ignore[misc, valid-type]
+        def __init__(self, config: object, limit: float) -> None:
+            super().__init__(config)
+            self._limit = limit
+            self._armed = False
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            super().handle_exit(sig, frame)
+            if not self._armed:
+                self._armed = True
+                threading.Thread(target=self._watch, daemon=True, name="graphrun-exit").start()
+
+        def _watch(self) -> None:
+            time.sleep(self._limit)
+            print(f"graphrun: still stopping after {self._limit:g} s (a node stuck in sync "
+                  "code?): exiting; its run is re-run", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(0)
+
+    return _Server
 
 
 def _version() -> str:

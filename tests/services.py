@@ -265,6 +265,7 @@ class RedisServer(_Service):
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        self.root.mkdir(parents=True, exist_ok=True)  # again after a `stop`: same port
         subprocess.run(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--daemonize", "yes", "--pidfile", str(self.pidfile),

@@ -45,6 +45,8 @@ __all__ = ["PostgresStore"]
 T = TypeVar("T")
 
 COMPONENT = "store"
+# pg_try_advisory_xact_lock key of the TTL sweep ("gr-sweep" as 8 ASCII bytes).
+_SWEEP_KEY = int.from_bytes(b"gr-sweep", "big")
 
 # Entry N (1-based) upgrades the component from version N-1. Append only.
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -163,10 +165,15 @@ class PostgresStore(OpenedRowStore):
             f"SELECT {_COLUMNS} FROM store_items WHERE prefix = $1 AND key = $2 AND "
             + _ALIVE.format("$3")
         )
+        if "\x00" in key:
+            return None  # never stored (`_write`); PostgreSQL's text would refuse the query
         record = self._run(self._conn.fetchrow(sql, ".".join(namespace), key, now))
         return None if record is None else _row(record)
 
     def _write(self, row: Row, vectors: list[tuple[str, Vector]]) -> None:
+        if "\x00" in row.key:  # the batch rolls back: all or nothing
+            raise ValueError(f"Key {row.key!r} contains a NUL character, which PostgreSQL "
+                             "cannot store in text")
         prefix = ".".join(row.namespace)
         times = (row.created_at, row.updated_at, row.expires_at, row.ttl_minutes)
         self._run(self._conn.execute(_UPSERT, prefix, row.key, row.raw, *times))
@@ -178,6 +185,8 @@ class PostgresStore(OpenedRowStore):
             ))
 
     def _remove(self, namespace: tuple[str, ...], key: str) -> None:
+        if "\x00" in key:
+            return  # never stored (`_write`)
         self._run(self._conn.execute(
             "DELETE FROM store_items WHERE prefix = $1 AND key = $2", ".".join(namespace), key
         ))
@@ -221,6 +230,10 @@ class PostgresStore(OpenedRowStore):
         return [tuple(prefix.split(".")) for (prefix,) in records]
 
     def _expire(self, now: int) -> int:
+        """Delete expired items, unless another process is sweeping this database right now:
+        sweeps run on one host at a time (issue 19 §8), the others skip this round."""
+        if not self._run(self._conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _SWEEP_KEY)):
+            return 0
         # Vectors go with their items (ON DELETE CASCADE). Status: "DELETE <count>".
         sql = "DELETE FROM store_items WHERE expires_at <= $1"
         status = self._run(self._conn.execute(sql, now))

@@ -15,6 +15,7 @@ seconds to finish, then the rest are handed back, so a rolling restart loses no 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import anyio
@@ -33,6 +34,9 @@ from .thread_ttl import ThreadSweeper
 
 __all__ = ["create_app"]
 
+logger = logging.getLogger("http_adapter.app")
+_CRON_RESCAN = 5.0  # seconds: how soon a host sees a cron created on another one
+
 
 def create_app(settings: Settings) -> Starlette:
     """The LangGraph-compatible agent server for `settings.graphs`."""
@@ -43,7 +47,9 @@ def create_app(settings: Settings) -> Starlette:
         await state.open()
         queue = state.make_queue()
         app.state.server = state
-        app.state.crons = scheduler = CronScheduler(state)
+        # Shared records (issue 19 §8): crons made on other hosts are found by a rescan.
+        rescan = _CRON_RESCAN if settings.database_url is not None else None
+        app.state.crons = scheduler = CronScheduler(state, rescan=rescan)
         try:
             async with anyio.create_task_group() as tg:
                 for part in (state.signals, state.broker):  # Redis listeners and flushers
@@ -60,6 +66,8 @@ def create_app(settings: Settings) -> Starlette:
                     try:
                         with anyio.CancelScope(shield=True):
                             await queue.drain(settings.drain_grace)
+                            if queue.busy():
+                                await _abandon(state, queue.busy())
                     finally:
                         tg.cancel_scope.cancel()
         finally:
@@ -84,3 +92,12 @@ def create_app(settings: Settings) -> Starlette:
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     ))
+
+
+async def _abandon(state: ServerState, running: int) -> None:
+    """Runs still running after the drain are given up: the cluster queue has handed them back,
+    the embedded one re-runs them at the next start. Their checkpoints end here (the saver is
+    flushed and closed), so what finished is durable and an attempt stuck in a sync node, which
+    cancelling cannot stop, writes nothing more (issue 19 §5)."""
+    logger.warning("%d run(s) still running after the drain grace: given up, to be re-run", running)
+    await state.saver.aclose()

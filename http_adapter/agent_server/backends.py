@@ -39,6 +39,8 @@ class Parts:
     broker: Any
     make_queue: Callable[[Any], Any]
     signals: Any = None  # cluster.signals.Signals with Redis; its `serve` runs in the lifespan
+    # Errors that mean "the database cannot be reached right now": answered 503, not 500.
+    unavailable: tuple[type[BaseException], ...] = ()
 
 
 def build_parts(settings: Settings) -> Parts:
@@ -69,24 +71,27 @@ def _cluster(settings: Settings) -> Parts:
     records = PgRecords(url, min_size=settings.pool_min, max_size=settings.pool_max,
                         prepared_statements=settings.prepared_statements)
     signals = broker = None
+    made: list[Any] = []  # the queue, once built: the broker asks it whether a run is over
     if settings.redis_url is not None:
         from .cluster.broker import RedisBroker
         from .cluster.signals import Signals
 
         async def is_finished(run_id: str) -> bool:
-            """A stream without its end marker ends once its run's record says so."""
-            run = await records.get_run(run_id)
-            return run is None or run.status not in ("pending", "running")
+            """A stream without its end marker ends once the queue says its run is over (a
+            stateless run has no record: only its host's queue knows)."""
+            queue = made[0] if made else None
+            return False if queue is None else bool(await queue.finished(run_id))
 
         signals = Signals(settings.redis_url)
         broker = RedisBroker(settings.redis_url, is_finished=is_finished)
 
     def make_queue(state: Any) -> Any:
-        return ClusterQueue(
+        made.append(ClusterQueue(
             state, url, signals=signals, lease=settings.lease,
             heartbeat=settings.heartbeat_interval, reaper=settings.reaper_interval,
             pool_size=settings.pool_max, prepared_statements=settings.prepared_statements,
-        )
+        ))
+        return made[-1]
 
     return Parts(
         records=records,
@@ -96,4 +101,17 @@ def _cluster(settings: Settings) -> Parts:
         broker=broker if broker is not None else Broker(),
         make_queue=make_queue,
         signals=signals,
+        unavailable=_unreachable_database(),
     )
+
+
+def _unreachable_database() -> tuple[type[BaseException], ...]:
+    """The driver's and the socket layer's ways of saying the database is out of reach (down,
+    restarting, refusing connections, or the pool found no connection in time)."""
+    import asyncpg
+
+    # OperatorIntervention: shut down, restarting, a terminated backend (57xxx);
+    # ObjectNotInPrerequisiteState: the database does not accept connections now (55000).
+    return (asyncpg.PostgresConnectionError, asyncpg.OperatorInterventionError,
+            asyncpg.ObjectNotInPrerequisiteStateError, asyncpg.TooManyConnectionsError,
+            asyncpg.InterfaceError, ConnectionError, TimeoutError)

@@ -11,7 +11,10 @@ graceful shutdown never leaves a fired cron due again.
 Several server processes sharing one record store each run a scheduler (issue 19 §8): a
 scheduler claims a firing by moving `next_run_date` with a compare-and-set on the whole cron
 record (`RecordStore.replace_extra`) BEFORE it creates the run; the schedulers that lose the
-compare skip, so each due time fires exactly one run across processes.
+compare skip, so each due time fires exactly one run across processes. A cron created or
+changed on another process wakes nobody here, so with shared records (`rescan`) the scheduler
+also looks again every `rescan` seconds: every host learns of every cron, and one whose host
+died still fires.
 
 Schedules are croniter expressions (5 fields, or 6 with croniter's trailing seconds field,
 e.g. `* * * * * *` fires every second), read in the cron's IANA `timezone` (UTC when null).
@@ -147,9 +150,11 @@ class CronScheduler:
     injects one controls both `next_run_date` and firing.
     """
 
-    def __init__(self, state: ServerState, *, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, state: ServerState, *, now: Callable[[], datetime] | None = None,
+                 rescan: float | None = None) -> None:
         self.state = state
         self.now = now if now is not None else _default_now
+        self.rescan = rescan  # shared records: other processes' crons show up within this
         self._wake = anyio.Event()
 
     def wake(self) -> None:
@@ -163,6 +168,8 @@ class CronScheduler:
             self._wake = anyio.Event()  # before the scan: a change during it wakes us at once
             await self.tick()
             delay = await self._delay()
+            if self.rescan is not None:
+                delay = self.rescan if delay is None else min(delay, self.rescan)
             if delay is None:
                 await self._wake.wait()
             elif delay > 0:

@@ -20,6 +20,8 @@ import asyncpg
 import pytest
 
 from checkpoints import PostgresSaver, SchemaError
+from checkpoints import _postgres_writer as writer_module
+from checkpoints import _sqlite_writer as sqlite_writer_module
 from checkpoints.base import ERROR, empty_checkpoint, thread_config
 from checkpoints.store import PostgresStore
 from tests.services import PgBouncer
@@ -137,12 +139,17 @@ def test_reopening_keeps_data_and_migrates_nothing(pg_url: str) -> None:
 # --- one statement per batch ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("form", ["json", "arrays"])
 @pytest.mark.parametrize("batched", [True, False])
 def test_a_batch_merges_repeated_rows_as_separate_commits_would(
-    pg_url: str, batched: bool
+    pg_url: str, batched: bool, form: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Handed over without waiting, these land in one statement (one upsert may not touch a row
-    twice): the rows are merged first, with the same outcome as one commit each."""
+    twice): the rows are merged first, with the same outcome as one commit each. One at a time,
+    the repeated rows meet stored ones: the plain insert fails and the upsert stores them. Rows
+    travel as JSON, or as arrays over `JSON_LIMIT` bytes."""
+    if form == "arrays":
+        monkeypatch.setattr(writer_module, "JSON_LIMIT", 0)
     with PostgresSaver(pg_url) as saver:
         write = saver.put_writes_nowait if batched else saver.put_writes
         checkpoint = empty_checkpoint()
@@ -167,6 +174,42 @@ def test_a_batch_merges_repeated_rows_as_separate_commits_would(
     ]
     assert latest.metadata == {"source": "update", "step": 0}
     assert latest.checkpoint["channel_values"] == {"a": 2}
+
+
+def test_an_emptied_channel_and_bytes_survive_the_json_form(pg_url: str) -> None:
+    """A NULL blob (a channel emptied) and values of every byte go through JSON (base64)."""
+    with PostgresSaver(pg_url) as saver:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"b": bytes(range(256)), "s": "é\"\\\n"}
+        checkpoint["channel_versions"] = {"a": 1, "b": 1, "s": 1}
+        versions = {"a": 1, "b": 1, "s": 1}
+        config = saver.put(thread_config("t"), checkpoint, {"source": "loop", "step": 0}, versions)
+        saver.put_writes(config, [("b", bytes(range(255, -1, -1)))], "task")
+        found = saver.get_tuple(config)
+    assert found is not None
+    assert found.checkpoint["channel_values"] == {"b": bytes(range(256)), "s": "é\"\\\n"}
+    assert found.pending_writes == [("task", "b", bytes(range(255, -1, -1)))]
+    assert query(pg_url, "SELECT value FROM checkpoint_blobs WHERE channel = 'a'") == [(None,)]
+
+
+def test_a_long_run_hands_its_steps_to_the_server_before_it_ends(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every `HANDOFF` background changes the caller waits until the writer sent them (issue 19):
+    they are stored before any flush, even though a background change would linger long."""
+    monkeypatch.setattr(writer_module, "HANDOFF", 4)
+    monkeypatch.setattr(sqlite_writer_module, "LINGER", 60.0)
+    with PostgresSaver(pg_url) as saver:
+        checkpoint = empty_checkpoint()
+        config = thread_config("t")
+        for step in range(4):
+            checkpoint = {**checkpoint, "id": f"{step:04d}"}
+            saver.put_nowait(config, checkpoint, {"source": "loop", "step": step}, {})
+        deadline = time.monotonic() + 10
+        while len(query(pg_url, "SELECT 1 FROM checkpoints")) < 4:
+            assert time.monotonic() < deadline, "the writer did not send the handed-over steps"
+            time.sleep(0.01)
+        saver.flush()
 
 
 # --- prepared statements -----------------------------------------------------------------------

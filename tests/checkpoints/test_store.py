@@ -211,6 +211,19 @@ def test_invalid_labels_on_reads(store: BaseStore) -> None:
         store.delete(("a", ""), "k")
 
 
+def test_a_nul_in_a_key_is_kept_or_refused_whole(store: BaseStore, backend: str) -> None:
+    """PostgreSQL's text cannot hold U+0000: there the batch is a ValueError and writes
+    nothing; reads and deletes of such a key find nothing. The others keep it (issue 19)."""
+    if backend != "postgres":
+        store.put(("a",), "k\x00", {"v": 1})
+        assert store.get(("a",), "k\x00").value == {"v": 1}
+        return
+    with pytest.raises(ValueError, match="NUL"):
+        store.batch([PutOp(("a",), "k", {"v": 1}), PutOp(("a",), "k\x00", {"v": 2})])
+    assert store.get(("a",), "k") is None and store.get(("a",), "k\x00") is None
+    store.delete(("a",), "k\x00")
+
+
 def test_invalid_namespace_error_is_a_value_error() -> None:
     assert issubclass(InvalidNamespaceError, ValueError)
 
@@ -719,3 +732,31 @@ def test_sqlite_batch_is_one_transaction(tmp_path: Path, monkeypatch: pytest.Mon
         assert row_count(tmp_path / "store.db", "store_vectors") == 1
         store.put(("a",), "after", {"text": "y"})  # the connection is usable again
         assert sorted(keys(store.search(("a",)))) == ["after", "before"]
+
+
+# -- PostgreSQL specifics ----------------------------------------------------------------------
+
+
+def test_postgres_ttl_sweeps_run_on_one_host_at_a_time(pg_url: str, clock: FakeClock) -> None:
+    """Issue 19 §8: while one process sweeps (holds the sweep's advisory lock), another
+    process's sweep skips its round and deletes nothing; afterwards it sweeps as usual."""
+    import asyncpg
+    import anyio
+
+    from checkpoints.store.postgres import _SWEEP_KEY
+
+    with PostgresStore(pg_url, clock=clock) as store:
+        store.put(("a",), "k", {"v": 1}, ttl=1)
+        clock.advance(120)
+
+        async def holding() -> int:
+            conn = await asyncpg.connect(pg_url)
+            try:
+                async with conn.transaction():
+                    await conn.execute("SELECT pg_advisory_xact_lock($1)", _SWEEP_KEY)
+                    return await anyio.to_thread.run_sync(store.sweep_ttl)
+            finally:
+                await conn.close()
+
+        assert anyio.run(holding) == 0  # another host is sweeping: this one skips
+        assert store.sweep_ttl() == 1

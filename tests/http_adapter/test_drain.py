@@ -112,7 +112,7 @@ def test_graphrun_serve_drains_on_sigterm(tmp_path: Path) -> None:
         while client.get(f"/threads/{thread}/runs/{run['run_id']}").json()["status"] != "running":
             assert time.monotonic() < deadline
             time.sleep(0.02)
-    server.stop()
+    assert server.stop() == 0  # a drained stop is a clean exit
     again = Running(["serve", "--port", "0"], project)
     try:
         with httpx.Client(base_url=again.url, timeout=10) as client:
@@ -125,3 +125,56 @@ def test_graphrun_serve_drains_on_sigterm(tmp_path: Path) -> None:
     # Finished during the drain, before the restart: the first attempt, not a recovered one.
     assert record["status"] == "success", "".join(server.output)
     assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 1
+
+
+def test_a_node_stuck_in_sync_code_does_not_keep_graphrun_from_stopping(tmp_path: Path) -> None:
+    """Cancelling cannot stop a thread: after the drain gives the run up, the process still
+    ends (within the graceful 5 s + the grace + 5 s), and the next start re-runs the run."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "stuck.py").write_text(
+        "import time\n"
+        "from pathlib import Path\n"
+        "from typing import TypedDict\n"
+        "from engine import StateGraph, START\n"
+        "class S(TypedDict, total=False):\n"
+        "    x: int\n"
+        "def wait(state):\n"
+        "    go = Path(__file__).with_name('go')\n"
+        "    deadline = time.monotonic() + 40\n"
+        "    while not go.exists() and time.monotonic() < deadline:\n"
+        "        time.sleep(0.05)\n"
+        "    return {'x': 1}\n"
+        "g = StateGraph(S)\n"
+        "g.add_node('wait', wait)\n"
+        "g.add_edge(START, 'wait')\n"
+        "graph = g.compile()\n"
+    )
+    (project / "langgraph.json").write_text('{"graphs": {"stuck": "./stuck.py:graph"}}')
+    server = Running(["serve", "--port", "0", "--drain-grace", "0.5"], project)
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        thread = client.post("/threads", json={}).json()["thread_id"]
+        run = client.post(f"/threads/{thread}/runs",
+                          json={"assistant_id": "stuck", "input": {"x": 0}}).json()
+        deadline = time.monotonic() + 10
+        while client.get(f"/threads/{thread}/runs/{run['run_id']}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    began = time.monotonic()
+    assert server.stop() == 0
+    assert time.monotonic() - began < 14  # not the node's 40 s
+    assert "exiting; its run is re-run" in "".join(server.output)
+    (project / "go").write_text("")
+    again = Running(["serve", "--port", "0"], project)
+    try:
+        with httpx.Client(base_url=again.url, timeout=20) as client:
+            path = f"/threads/{thread}/runs/{run['run_id']}"
+            assert client.get(f"{path}/join").json()["x"] == 1
+            record = client.get(path).json()
+    finally:
+        again.stop()
+        for proc in (server.proc, again.proc):
+            assert proc.stdout is not None
+            proc.stdout.close()
+    assert record["status"] == "success"
+    assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 2

@@ -48,7 +48,11 @@ IsFinished = Callable[[str], Awaitable[bool]]
 DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 # Entries: an event has fields `e` (its name) and `d` (its data); the end marker `end`.
 _REPLAY_ALL: EventKey = (-1, -1)
-_BACKOFF = (0.05, 2.0)
+_BACKOFF = (0.05, 1.0)
+# A Redis up for less than this may have lost streams whose producers still hold (and will
+# re-send) their events: at least the flusher's longest backoff, plus its round trip.
+_SETTLE = 5
+_NOTHING_YET = object()
 
 
 def now_ms() -> int:
@@ -106,9 +110,10 @@ class _Entry:
 # ~15 for as many pipelined XADD commands, redis-py's packing and parsing being the cost), and
 # atomically after a check that each id follows the stream's last: `n` one more (the end marker:
 # the same n, a later ms). XADD alone would take a later ms with any n from a second writer.
-# ARGV: maxlen, ttl (0: leave the TTLs), resumable flag, how many entries at the front were
-# sent before (a connection broke: if the stream has them, they are skipped), then id, name,
-# data per entry. Answers {count} when all are in, or {k, error}: entry k does not follow.
+# ARGV: maxlen, ttl, resumable flag, how many entries at the front were sent before (a
+# connection broke: if the stream has them, they are skipped), whether to set the TTLs (they
+# are set anyway on a new stream: Redis may have restarted unseen), then id, name, data per
+# entry. Answers {count} when all are in, or {k, error}: entry k does not follow.
 _APPEND = """
 local function parse(id)
   local ms, n = string.match(id, '^(%d+)-(%d+)$')
@@ -118,8 +123,8 @@ local top_ms, top_n
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
 if top then top_ms, top_n = parse(top[1]) end
 local retried = tonumber(ARGV[4])
-for i = 5, #ARGV, 3 do
-  local k = (i - 5) / 3
+for i = 6, #ARGV, 3 do
+  local k = (i - 6) / 3
   local ms, n = parse(ARGV[i])
   local done = top_ms and (ms < top_ms or (ms == top_ms and n <= top_n))
   if done and k < retried then
@@ -136,11 +141,11 @@ for i = 5, #ARGV, 3 do
     top_ms, top_n = ms, n
   end
 end
-if ARGV[2] ~= '0' then
+if ARGV[5] == '1' or not top then
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
 end
-return {(#ARGV - 4) / 3}
+return {(#ARGV - 5) / 3}
 """
 
 
@@ -150,7 +155,8 @@ class RedisBroker:
     def __init__(self, url: str, *, is_finished: IsFinished, prefix: str = "graphrun:run:",
                  maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
                  closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
-                 batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005) -> None:
+                 batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005,
+                 finish_grace: float = 2.0) -> None:
         self._client = connect(url, read_timeout=block + 10.0)
         self._is_finished = is_finished
         self._prefix = prefix
@@ -163,11 +169,13 @@ class RedisBroker:
         self._batch = batch
         self._keep_idle = self._evict_at = keep_idle
         self._linger = linger
+        self._finish_grace = finish_grace
         self._runs: dict[str, _Run] = {}
         self._dirty: dict[str, _Run] = {}
         self._deletes: list[str] = []
         self._wake: anyio.Event | None = None
         self.healthy = False  # the last flush reached Redis
+        self._born = time.monotonic()  # a Redis younger than this broker restarted under it
 
     # -- the Broker protocol --------------------------------------------------------------------
 
@@ -338,13 +346,15 @@ class RedisBroker:
                 if not entries:
                     continue
                 closing = not entries[-1].name
-                ttl = self._ttl(run) if closing else 0 if run.expiring else self._open_ttl
+                ttl = self._ttl(run) if closing else self._open_ttl
                 retried = sum(1 for e in entries if e.maybe_written)  # a prefix
-                args: list[Any] = [self._maxlen, ttl, b"1" if run.resumable else b"0", retried]
+                force = closing or not run.expiring
+                args: list[Any] = [self._maxlen, ttl, b"1" if run.resumable else b"0", retried,
+                                   int(force)]
                 for entry in entries:
                     args += (entry.id, entry.name, entry.data)
                 pipe.eval(_APPEND, 2, *self._keys(run_id), *args)
-                sent.append((run_id, run, entries, ttl > 0))
+                sent.append((run_id, run, entries, force))
             if not sent:
                 return
             try:
@@ -461,13 +471,35 @@ class RedisSubscription:
         self._closed = True
 
     async def _start(self) -> tuple[str, int | None] | None:
-        """The cursor to read after and the last `n` to skip; None: nothing to read."""
+        """The cursor to read after and the last `n` to skip; None: nothing to read.
+
+        A finished run with no stream at all while Redis has just restarted may still have
+        its events in its producer's buffer (re-sent within the flusher's backoff): the
+        reader waits for them that long rather than end with a gap."""
+        while True:
+            start = await self._start_once()
+            if start is not _NOTHING_YET:
+                return start  # type: ignore[return-value]
+            if not await self._redis_restarted_lately():
+                return None
+            await anyio.sleep(0.1)
+
+    async def _redis_restarted_lately(self) -> bool:
+        """Redis came up less than `_SETTLE` s ago, after this broker: it restarted under us."""
+        broker = self._broker
+        info = await self._retry(lambda: broker._client.info("server"))
+        uptime = int(info.get("uptime_in_seconds", _SETTLE))
+        return uptime < _SETTLE and time.monotonic() - broker._born > uptime + 1
+
+    async def _start_once(self) -> tuple[str, int | None] | None | object:
         broker, local = self._broker, self._local
         stream, flag = broker._keys(self._run_id)
         if self._after is not None:
             host_run = self._host_run
+            # no flag (yet: Redis restarted and the producer has not flushed again): the
+            # cursor is honoured, a stream that is not resumable says so with "0"
             resumable = (host_run.resumable if host_run is not None
-                         else await self._retry(lambda: broker._client.get(flag)) == b"1")
+                         else await self._retry(lambda: broker._client.get(flag)) != b"0")
             if resumable:
                 return ("0-0" if self._after == _REPLAY_ALL else format_id(self._after)), None
         if self._ended:
@@ -481,7 +513,7 @@ class RedisSubscription:
         if top:
             return (None if b"end" in top[0][1] else (top[0][0].decode(), None))
         if await self._finished():
-            return None
+            return _NOTHING_YET
         return "0-0", None
 
     async def _finished(self) -> bool:
@@ -503,22 +535,25 @@ class RedisSubscription:
     async def _read(self, cursor: str, skip: int | None) -> AsyncIterator[Event]:
         """XREAD BLOCK from the last id seen, replay and live alike. Ends at an end marker that
         nothing follows (a retried run's stream goes on after its first attempt's), or when
-        `is_finished` holds over a whole empty wait (the producer died)."""
+        `is_finished` has held for `finish_grace` without an entry (the producer died; a
+        live one flushes its tail, buffered while Redis was down, within its backoff)."""
         broker = self._broker
         stream = broker._keys(self._run_id)[0]
         host_run = self._host_run
         resumable: bool | None = host_run.resumable if host_run is not None else None
         block: int | None = broker._block_ms
-        finishing = False
+        finished_at: float | None = None  # when `is_finished` first said so
         while not self._closed:
             reply = await self._retry(lambda: broker._client.xread(
                 {stream: cursor}, count=broker._batch, block=block))
             if not reply:
-                if block is None or finishing:
+                if block is None:
                     return
-                finishing = await self._finished()
+                if finished_at is None:
+                    finished_at = time.monotonic() if await self._finished() else None
+                elif time.monotonic() - finished_at >= broker._finish_grace:
+                    return  # the producer would have flushed its tail by now
                 continue
-            finishing = False
             if resumable is None:
                 resumable = await self._retry(lambda: broker._client.get(stream + ":resumable")
                                               ) == b"1"

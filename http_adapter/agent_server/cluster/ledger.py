@@ -21,6 +21,7 @@ from checkpoints.postgres_files import migrate
 
 from ..errors import Conflict
 from ..schemas import Run, Thread
+from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
 __all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
@@ -65,7 +66,8 @@ class Reaped:
 
 
 def _json(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
+    """A body for `jsonb`; a NUL in it is a 422 (`no_nul`), not the database's error."""
+    return no_nul(msgspec.json.encode(value)).decode()
 
 
 def _run(body: str, status: str) -> Run:
@@ -153,10 +155,13 @@ class Ledger:
                 "VALUES ($1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4))",
                 run.run_id, run.thread_id, _json(run), float(after),
             )
+            # The thread's metadata gains the keys the route added (the first graph run names
+            # it: graph_id, assistant_id) without losing any another host wrote meanwhile.
             await conn.execute(
                 "UPDATE server_threads SET status = 'busy', updated_at = $2, body = body || "
-                "jsonb_build_object('status', 'busy', 'updated_at', $2::text) WHERE thread_id = $1",
-                thread.thread_id, stamp,
+                "jsonb_build_object('status', 'busy', 'updated_at', $2::text, 'metadata', "
+                "$3::jsonb || COALESCE(body->'metadata', '{}'::jsonb)) WHERE thread_id = $1",
+                thread.thread_id, stamp, _json(thread.metadata or {}),
             )
         return done
 

@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .broker import DOWN, connect
 
@@ -32,10 +33,11 @@ _BACKOFF = (0.05, 2.0)
 class Signals:
     """Best-effort pub/sub: `publish(channel, message)`, `subscribe(channel, callback)`."""
 
-    def __init__(self, url: str, *, prefix: str = "graphrun:signal:", outbox: int = 10_000
-                 ) -> None:
+    def __init__(self, url: str, *, prefix: str = "graphrun:signal:", outbox: int = 10_000,
+                 ping: float = 5.0) -> None:
         self._url = url
         self._prefix = prefix
+        self._ping = ping  # a quiet listener PINGs this often; no answer by the next: down
         self._outbox: deque[tuple[str, str]] = deque(maxlen=outbox)  # oldest dropped when full
         self._callbacks: dict[str, list[Callback]] = {}
         self._wake: anyio.Event | None = None
@@ -116,7 +118,7 @@ class Signals:
     async def _listen(self, client: Redis) -> None:
         delay = _BACKOFF[0]
         while True:
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            pubsub = client.pubsub()
             try:
                 await pubsub.psubscribe(self._prefix + "*")
                 self._listening, delay = True, _BACKOFF[0]
@@ -132,10 +134,19 @@ class Signals:
                     await pubsub.aclose()
 
     async def _dispatch(self, pubsub: PubSub) -> None:
+        """Deliver messages; a Redis that hangs (no error, no answer) is noticed by PING."""
         skip = len(self._prefix)
+        pinged = False
         while True:
-            message = await pubsub.get_message(timeout=None)
-            if message is None or message["type"] != "pmessage":
+            message = await pubsub.get_message(timeout=self._ping)
+            if message is None:
+                if pinged:
+                    raise RedisTimeoutError(f"no answer to PING in {self._ping} s")
+                await pubsub.ping()
+                pinged = True
+                continue
+            pinged = False
+            if message["type"] != "pmessage":
                 continue
             channel, data = message["channel"].decode()[skip:], message["data"].decode()
             for callback in list(self._callbacks.get(channel, ())):

@@ -3,7 +3,9 @@
 `Hosts` starts each process like a user would (the CLI, `--database-url` / `--redis-url`) on a
 free loopback port, in its own process group, and can SIGKILL, SIGTERM and start them again.
 The project's graph writes what each node does to `ran.log`, so a test can count executions;
-its `slow` node waits for a `go` file, so a test can stop a host while a run is inside it.
+its `slow` node waits for a `go` file, so a test can stop a host while a run is inside it
+(`agent`: a sync node; `agent_async`: an async one, which a cancel stops at once).
+Set HOSTS_LOG_LEVEL=info (or debug) to see what each host did in `<tmp>/hostN.log`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from tests.services import free_port
 __all__ = ["GRAPH", "Host", "Hosts", "log_lines", "wait_until"]
 
 GRAPH = '''
-import operator, os, time
+import asyncio, operator, os, time
 from pathlib import Path
 from typing import Annotated, TypedDict
 from engine import StateGraph, START
@@ -52,18 +54,30 @@ def slow(state):
     _note(state, "slow-done")
     return {"log": ["slow"]}
 
+async def aslow(state):
+    _note(state, "slow-start")
+    deadline = time.monotonic() + 50
+    while not (HERE / "go").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    _note(state, "slow-done")
+    return {"log": ["slow"]}
+
 def last(state):
     _note(state, "last")
     return {"log": ["last"]}
 
-builder = StateGraph(State)
-builder.add_node("first", first)
-builder.add_node("slow", slow)
-builder.add_node("last", last)
-builder.add_edge(START, "first")
-builder.add_edge("first", "slow")
-builder.add_edge("slow", "last")
-graph = builder.compile()
+def _three_steps(middle):
+    builder = StateGraph(State)
+    builder.add_node("first", first)
+    builder.add_node("slow", middle)
+    builder.add_node("last", last)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "slow")
+    builder.add_edge("slow", "last")
+    return builder.compile()
+
+graph = _three_steps(slow)  # a sync graph: it runs in a worker thread, cancelled between steps
+async_graph = _three_steps(aslow)  # its slow node stops the moment its run is cancelled
 
 def quick(state):
     _note(state, "quick")
@@ -128,10 +142,14 @@ class Host:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
 
-    def terminate(self, timeout: float = 30.0) -> int:
-        """SIGTERM, as a rolling restart does; waits for the drain to end."""
+    def signal_term(self) -> None:
+        """SIGTERM, as a rolling restart does (the host drains, then exits)."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        """SIGTERM and wait for the drain to end; the exit code."""
+        self.signal_term()
         return self.proc.wait(timeout)
 
 
@@ -144,11 +162,12 @@ class Hosts:
         (root / "graph.py").write_text(textwrap.dedent(GRAPH))
         (root / "langgraph.json").write_text(json.dumps({
             "dependencies": ["."],
-            "graphs": {"agent": "./graph.py:graph", "quick": "./graph.py:quick_graph"},
+            "graphs": {"agent": "./graph.py:graph", "agent_async": "./graph.py:async_graph",
+                       "quick": "./graph.py:quick_graph"},
         }))
         self._argv = [sys.executable, "-m", "http_adapter.cli", "serve", "--config",
                       str(root / "langgraph.json"), "--database-url", database_url,
-                      "--log-level", "warning", *(extra or [])]
+                      "--log-level", os.environ.get("HOSTS_LOG_LEVEL", "warning"), *(extra or [])]
         if redis_url is not None:
             self._argv += ["--redis-url", redis_url]
         self._env = {k: v for k, v in os.environ.items()
@@ -156,6 +175,7 @@ class Hosts:
         self.started: list[Host] = []
 
     def start(self, count: int = 1) -> list[Host]:
+        """`count` more hosts, started together; returns once every one answers `/ok`."""
         hosts = [Host(f"host{len(self.started) + i}", self._argv, self.project, self._env)
                  for i in range(count)]
         self.started += hosts

@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from http_adapter.agent_server.broker import Event
-from http_adapter.agent_server.cluster.broker import RedisBroker, RedisSubscription
+from http_adapter.agent_server.cluster.broker import RedisSubscription, format_id
 from http_adapter.agent_server.encode import sse_frame
 from tests.services import RedisServer
 
@@ -194,7 +194,8 @@ async def test_two_writers_of_one_run_lose_nothing(redis_url: str,
 async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
     """Events published while Redis is down are buffered (publish neither raises nor waits)
     and arrive after the restart with their ids; the subscriber goes on from its cursor."""
-    async with brokers(own_redis.url) as ([a, b], _), anyio.create_task_group() as tg:
+    async with brokers(own_redis.url, 3) as ([a, b, c], finished), \
+            anyio.create_task_group() as tg:
         a.open(RUN, resumable=True)
         reader = Reader(b.attach(RUN))
         tg.start_soon(reader.run)
@@ -205,12 +206,16 @@ async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
         with anyio.fail_after(0.05):
             for i in range(5, 10):
                 a.publish(RUN, "values", data(i))
-        await anyio.sleep(0.3)  # the flusher and the reader retry meanwhile
-        own_redis.start()
-        for i in range(10, 15):
-            a.publish(RUN, "values", data(i))
         a.close(RUN)
-        assert numbers(await reader.end(10)) == list(range(15))
+        finished.runs.add(RUN)  # the run ended while Redis was down
+        await anyio.sleep(1.2)  # the flusher and the reader retry meanwhile (backoff ~1 s)
+        own_redis.start()
+        # a client resumes on a third host at once, before the producer's flush: Redis has
+        # nothing of the run yet (not even whether it is resumable); its cursor still holds
+        cut = format_id(reader.events[4][0])
+        resumed = await read_all(c.attach(RUN, last_event_id=cut), timeout=10)
+        assert numbers(resumed) == list(range(5, 10))
+        assert numbers(await reader.end(10)) == list(range(10))
 
 
 async def test_maxlen_and_ttls_bound_memory(redis_url: str) -> None:
@@ -290,7 +295,8 @@ async def test_abandoned_subscriber_leaves_nothing(redis_url: str) -> None:
 
 
 async def test_is_finished_ends_a_stream_whose_producer_died(redis_url: str) -> None:
-    async with brokers(redis_url) as ([a, b], finished), anyio.create_task_group() as tg:
+    async with brokers(redis_url, finish_grace=0.3) as ([a, b], finished), \
+            anyio.create_task_group() as tg:
         a.open(RUN, resumable=True)
         for i in range(3):
             a.publish(RUN, "values", data(i))
@@ -299,7 +305,9 @@ async def test_is_finished_ends_a_stream_whose_producer_died(redis_url: str) -> 
         await reader.until(3)
         await anyio.sleep(0.3)  # no end marker will come: the stream waits ...
         assert not reader.ended.is_set()
-        finished.runs.add(RUN)  # ... until the database says the run is over
+        finished.runs.add(RUN)  # ... until the database says the run is over (and a live
+        await anyio.sleep(0.2)  # producer would have had `finish_grace` to flush its tail)
+        assert not reader.ended.is_set()
         assert numbers(await reader.end(2)) == [0, 1, 2]
         # joining a finished run whose stream is gone ends at once
         gone = "1f0c0000-0000-6000-8000-000000000003"
@@ -324,3 +332,23 @@ async def test_full_buffer_drops_and_logs(own_redis: RedisServer,
         a.close(RUN)
         events = await read_all(b.attach(RUN, last_event_id="0-1"))
         assert numbers(events) == list(range(1, 21))  # the first 20 kept, in order
+
+
+async def test_forget_deletes_and_idle_runs_are_not_kept(redis_url: str) -> None:
+    """A rejected create leaves no stream; runs a host only created (another host ran them,
+    so this one never closes them) do not pile up in its memory."""
+    async with brokers(redis_url, 1, keep_idle=10) as ([a], _), \
+            Redis.from_url(redis_url) as client:
+        a.open(RUN, resumable=True)
+        a.publish(RUN, "values", data(0))
+        await until_flushed(client, RUN, 1)
+        a.forget(RUN)
+        with anyio.fail_after(5):
+            while await client.keys("*"):
+                await anyio.sleep(0.005)
+        created = [f"1f0c0000-0000-6000-8000-{i:012d}" for i in range(100, 140)]
+        for run_id in created:
+            a.open(run_id)
+            await anyio.sleep(0.002)  # each read its stream's end
+        assert len(a._runs) <= 12  # the oldest idle ones forgotten
+        assert created[-1] in a._runs

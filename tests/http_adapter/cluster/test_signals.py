@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -90,4 +92,27 @@ async def test_publish_without_redis_never_raises() -> None:
             signals.publish("wake", "x")
         await anyio.sleep(0.2)
         assert signals.healthy is False
+        tg.cancel_scope.cancel()
+
+
+async def test_a_hung_redis_is_noticed(own_redis: RedisServer) -> None:
+    """A Redis that stops answering without closing anything (SIGSTOP) turns `healthy` off
+    within two PING periods; once it answers again the listener is back."""
+    signals = Signals(own_redis.url, ping=0.2)
+    async with anyio.create_task_group() as tg:
+        await tg.start(signals.serve)
+        await healthy(signals)
+        pid = int(own_redis.pidfile.read_text())
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with anyio.fail_after(3):
+                while signals.healthy:
+                    await anyio.sleep(0.02)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        await healthy(signals)
+        inbox = Inbox()
+        signals.subscribe("wake", inbox)
+        signals.publish("wake", "again")
+        await inbox.until("again")
         tg.cancel_scope.cancel()
