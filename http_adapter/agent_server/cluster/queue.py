@@ -47,6 +47,7 @@ __all__ = ["ClusterQueue"]
 logger = logging.getLogger("http_adapter.cluster.queue")
 
 _INFLIGHT = ("pending", "running")
+_STOPPED = ("release", "lost")  # a drained or stale attempt: it writes nothing
 _REMEMBERED = 10_000  # outcomes of runs that ended on this host, kept for `wait`
 
 
@@ -168,29 +169,22 @@ class ClusterQueue:
 
     async def drain(self, grace: float) -> None:
         """SIGTERM (issue 19 §5): stop claiming, let running attempts finish for `grace`
-        seconds, then stop the rest; each gives its run back, without spending an attempt, once
-        it has actually stopped (a sync node cannot be interrupted: until it returns, the run
-        keeps its lease here, so no two hosts ever run it at once)."""
+        seconds, then stop the rest and give them back without spending an attempt."""
         self._draining = True
         self.wake()
         with anyio.move_on_after(grace):
             while self._active:
                 await self._left()
+        claims = list(self._claims.values())
         for run_id in list(self._active):
             self._stop(run_id, "release")
-        with anyio.move_on_after(min(self._lease, 5.0)):  # unwinding: shielded commits
+        with anyio.move_on_after(max(self._lease, 5)):
             while self._active:
                 await self._left()
-        if self._active:
-            logger.warning("Drained with %d runs still inside a node that cannot be cancelled; "
-                           "each is given back when it stops", len(self._active))
-
-    async def _release(self, claim: Claim) -> None:
-        """Give a drained run back to the queue (status pending, attempt returned)."""
-        assert self.ledger is not None
-        with anyio.CancelScope(shield=True):  # the app cancels us right after the drain
-            if await self.ledger.release([claim]):
-                logger.info("Drained: run %s released to other hosts", claim.run.run_id)
+        if claims and self.ledger is not None:
+            released = await self.ledger.release(claims)
+            logger.info("Drained: released %d runs to other hosts", len(released))
+            if released:
                 self._signal("wake", self.host)
 
     async def _left(self) -> None:
@@ -330,9 +324,14 @@ class ClusterQueue:
         outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
                                resume=claim.claimed_before)
         if active.action == "release":
-            return await self._release(claim)
-        if active.action == "lost":
-            return  # stale: another host owns the run now
+            # Given back now: once this attempt ends its lease is no longer renewed, and had
+            # it waited for the drain's slower attempts, the reaper would have taken the run
+            # back and spent an attempt.
+            if await self.ledger.release([claim]):
+                self._signal("wake")
+            return
+        if active.action in _STOPPED:
+            return
         await self._settle(claim, run, outcome, active)
 
     async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active, *,

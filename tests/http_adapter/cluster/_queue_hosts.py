@@ -27,7 +27,7 @@ from http_adapter.agent_server.state import ServerState
 from ._helpers import rows, run, thread
 
 RAN: list[str] = []  # "<tag> <node>" per node execution, across both hosts
-HELD: set[str] = set()  # tags whose `slow` node waits; "<tag> one": whose `one` node blocks
+HELD: set[str] = set()  # tags whose `slow` node waits
 
 
 class State(TypedDict, total=False):
@@ -38,10 +38,7 @@ class State(TypedDict, total=False):
 
 
 def one(state: State) -> dict[str, Any]:
-    """Sync: runs in a worker thread, which a cancel cannot interrupt."""
     RAN.append(f"{state['tag']} one")
-    while f"{state['tag']} one" in HELD:
-        time.sleep(0.02)
     return {"log": ["one"]}
 
 

@@ -290,33 +290,3 @@ async def test_works_behind_pgbouncer_in_transaction_mode(pg_url: str, pgbouncer
         HELD.clear()
         assert (await b.queue.wait(first)).status == "success"
         assert (await a.queue.wait(second)).status == "success"
-
-
-async def test_a_drained_run_inside_a_sync_node_is_given_back_only_once_it_stops(
-    pg_url: str,
-) -> None:
-    async with hosts(pg_url) as (a, b):
-        b.scope.cancel()
-        await anyio.sleep(0.1)
-        HELD.add("s1 one")  # the sync node blocks its worker thread; no cancel reaches it
-        run_id = await start(a, "s1", "t1")
-        await until(lambda: ran("s1 one"))
-        async with anyio.create_task_group() as tg:
-            c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
-                                           reaper=0.3, poll=0.3))
-            tg.start_soon(serve, c)  # another host, ready to take anything released
-            try:
-                await a.queue.drain(0.2)
-                await anyio.sleep(1.5)  # past a lease: the blocked run stays ours, not reaped
-                [row] = await rows(pg_url, "SELECT status, owner, attempt FROM server_runs")
-                assert (row["status"], row["owner"], row["attempt"]) == (
-                    "running", a.queue.host, 1)
-                assert RAN.count("s1 one") == 1
-            finally:
-                HELD.clear()  # the node returns: the attempt stops and gives the run back
-            outcome = await c.queue.wait(run_id)
-            tg.cancel_scope.cancel()
-        await c.queue.close()
-        assert outcome is not None and outcome.status == "success"
-        [row] = await rows(pg_url, "SELECT attempt FROM server_runs")
-        assert row["attempt"] == 1  # the drain spent no attempt
