@@ -32,8 +32,8 @@ def _lines(response: httpx.Response) -> list[str]:
 
 
 def test_two_hosts_serve_everything_through_pgbouncer(bounced: Hosts) -> None:
-X
-    statements collide on PgBouncer's shared server connections)."""
+    """Mutation-checked: without `--no-prepared-statements` a host fails to start (a statement
+    prepared on one server connection is bound on another: "incorrect binary data format")."""
     a, b = bounced.start(2)
     bounced.go()  # the slow node does not wait
     with a.client() as on_a, b.client() as on_b:
