@@ -126,6 +126,11 @@ class Load:
                 thread_id = seen["thread_id"]
                 runs = client.get(f"/threads/{thread_id}/runs").json()
                 assert [r["status"] for r in runs] == ["success"], (tag, seen["kind"], runs)
+                # Redis has no say in leases: no run was taken up again
+                assert runs[0]["kwargs"]["config"]["metadata"]["run_attempt"] == 1, tag
+                events = Counter(seen.get("events", ()))  # fewer maybe, never one twice
+                assert events["metadata"] <= 1 and events["updates"] <= 3, (tag, seen)
+                assert set(events) <= {"metadata", "updates"}, (tag, seen)
                 assert client.get(f"/threads/{thread_id}").json()["status"] == "idle", tag
                 state = client.get(f"/threads/{thread_id}/state").json()
                 assert state["values"]["log"] == ["first", "slow", "last"], (tag, state)
