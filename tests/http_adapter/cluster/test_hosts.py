@@ -211,8 +211,10 @@ def test_a_rolling_restart_loses_no_run_and_spends_no_attempt(hosts: Hosts) -> N
 def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
     tmp_path: Path, pg_url: str
 ) -> None:
-    """Mutation-checked: without the queue's database poll (`_wait_signal` waiting for the
-    signal only) the join on B never returns while Redis is down."""
+    """While Redis is down a run finishes and another is cancelled from B (its owner reads the
+    flag in its heartbeat). Mutation-checked: without the queue's database poll
+    (`_wait_signal` waiting for the signal only) the join on B never returns; without the
+    heartbeat's cancel read-back (`on_cancel` a no-op) the cancel on B times out."""
     try:
         redis = RedisServer().start()
     except ServiceMissing as error:
@@ -222,12 +224,16 @@ def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
         a, b = made.start(2)
         with a.client() as on_a, b.client() as on_b:
             run = _run(on_a, "k", stream_mode=["updates"], stream_resumable=True)
+            doomed = _run(on_a, "c", "agent_async")
             path = _path(run)
-            wait_until(lambda: _started(made.project, ["k"]), what="the slow node")
+            wait_until(lambda: _started(made.project, ["k", "c"]), what="the slow nodes")
             with on_b.stream("GET", f"{path}/stream", headers={"Last-Event-ID": "-1"}) as first:
                 before = _events(first, until='"first"')  # everything before the slow node
             assert [name for _, name in before] == ["metadata", "updates"]
             redis.halt()
+            cancelled = on_b.post(f"{_path(doomed)}/cancel", params={"wait": "true"}, timeout=15)
+            assert cancelled.status_code == 200, cancelled.text
+            assert on_b.get(_path(doomed)).json()["status"] == "interrupted"
             made.go()
             # completion comes through the database poll while Redis is down
             joined = on_b.get(f"{path}/join", timeout=30).json()
@@ -240,6 +246,8 @@ def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
         counters = [_entry(event_id)[1] for event_id, _ in after if event_id]
         assert counters == list(range(_entry(last)[1] + 1, _entry(last)[1] + 1 + len(counters)))
         assert [name for _, name in after] == ["updates", "updates"]  # slow, then last
+        assert [line[1] for line in log_lines(made.project) if line[0] == "c"] == [
+            "first", "slow-start"]
     finally:
         made.close()
         redis.stop()
