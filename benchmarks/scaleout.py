@@ -1,17 +1,20 @@
 """Scale-out benchmark (issue 19): the agent server on PostgreSQL + Redis, one and two
 processes, against the embedded SQLite default, in one run on one machine.
 
-`python -m benchmarks.scaleout [--quick] [--json PATH]`
+`python -m benchmarks.scaleout [--quick] [--reps N] [--modes sqlite,pg_1,pg_2] [--json PATH]`
 
 Every mode serves the same 3-node chain (`benchmarks.http`'s project) with `graphrun serve`
-subprocesses on loopback. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
+subprocesses on loopback. Every mode's servers are started first, then the modes are measured
+in turn `--reps` times (interleaved, so a load spike on the shared machine hits every mode
+alike); a figure is the median over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
 checkpointed, the thread's status written), the path the scale-out back end changes; stateless
 runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
 
-- `wait_sequential`: one client, runs back to back on its own thread: p50 latency. The issue's
-  bar: PostgreSQL + Redis within +5 ms of SQLite.
+- `wait_sequential`: one client, runs back to back: p50 latency. The issue's bar: PostgreSQL +
+  Redis within +5 ms of SQLite. The client moves to a new thread every 20 runs, so the thread's
+  state (the chain appends to a list) stays small whatever the number of runs.
 - `wait_10_clients`: ten clients, each on its own thread, spread round robin over the
-  processes: runs/s.
+  processes: runs/s (and the p50 of one run's latency under that load).
 
 PostgreSQL and Redis are throwaway servers from Debian's packages (`tests.services`), as in
 the tests: no fsync on PostgreSQL, so both modes skip the disk flush alike (SQLite's
@@ -24,6 +27,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import json
+import statistics
 import sys
 import tempfile
 import threading
@@ -37,6 +41,8 @@ import httpx
 from .http import RESULTS, Server, free_port, project, stats
 
 _BODY = {"assistant_id": "chain", "input": {"x": 1}}
+_MODES = ("sqlite", "pg_1", "pg_2")
+_PER_THREAD = 20  # runs on one thread before the client takes a new one (bounded state)
 
 
 def _serve(work: Path, name: str, extra: list[str]) -> Server:
@@ -75,12 +81,13 @@ def _thread(client: httpx.Client) -> str:
 
 def _sequential(servers: list[Server], runs: int) -> dict[str, Any]:
     with httpx.Client(base_url=servers[0].url, timeout=30) as client:
-        thread_id = _thread(client)
-        path = f"/threads/{thread_id}/runs/wait"
-        for _ in range(max(5, runs // 10)):
+        path = f"/threads/{_thread(client)}/runs/wait"
+        for _ in range(5):
             client.post(path, json=_BODY).raise_for_status()
         times = []
-        for _ in range(runs):
+        for index in range(runs):
+            if index % _PER_THREAD == 0:
+                path = f"/threads/{_thread(client)}/runs/wait"
             started = time.perf_counter()
             client.post(path, json=_BODY).raise_for_status()
             times.append(time.perf_counter() - started)
@@ -91,6 +98,7 @@ def _sequential(servers: list[Server], runs: int) -> dict[str, Any]:
 
 def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[str, Any]:
     ready = threading.Barrier(clients + 1, timeout=120)  # a failed client breaks it: no hang
+    times: list[float] = []
 
     def work(index: int) -> None:
         url = servers[index % len(servers)].url
@@ -99,8 +107,12 @@ def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[st
             for _ in range(3):
                 client.post(path, json=_BODY).raise_for_status()
             ready.wait()
-            for _ in range(per_client):
+            for done in range(per_client):
+                if done and done % _PER_THREAD == 0:
+                    path = f"/threads/{_thread(client)}/runs/wait"
+                started = time.perf_counter()
                 client.post(path, json=_BODY).raise_for_status()
+                times.append(time.perf_counter() - started)
 
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         done = [pool.submit(work, i) for i in range(clients)]
@@ -109,48 +121,81 @@ def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[st
         for future in done:
             future.result()
         elapsed = time.perf_counter() - started
-    total = clients * per_client
-    return {"median_ms": elapsed * 1000 / total, "q1_ms": 0, "q3_ms": 0, "reps": total,
-            "runs_per_s": total / elapsed}
+    out = stats(times)
+    out["runs_per_s"] = clients * per_client / elapsed
+    return out
 
 
 def _measure(servers: list[Server], quick: bool) -> dict[str, dict[str, Any]]:
     return {
-        "wait_sequential": _sequential(servers, 30 if quick else 300),
-        "wait_10_clients": _concurrent(servers, 10, 5 if quick else 40),
+        "wait_sequential": _sequential(servers, 40 if quick else 200),
+        "wait_10_clients": _concurrent(servers, 10, 6 if quick else 30),
     }
 
 
-def run(quick: bool) -> dict[str, Any]:
+def _summary(reps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One case of one mode over its repetitions: medians, and the spread between reps."""
+    p50s = [r["median_ms"] for r in reps]
+    rates = [r["runs_per_s"] for r in reps]
+    return {"median_ms": statistics.median(p50s), "median_ms_low": min(p50s),
+            "median_ms_high": max(p50s), "runs_per_s": statistics.median(rates),
+            "runs_per_s_low": min(rates), "runs_per_s_high": max(rates),
+            "q1_ms": statistics.median(r["q1_ms"] for r in reps),
+            "q3_ms": statistics.median(r["q3_ms"] for r in reps), "reps": reps}
+
+
+def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str, Any]:
     from tests.services import PostgresServer, RedisServer
 
     work = Path(tempfile.mkdtemp(prefix="graphrun-scaleout-bench-"))
-    results: dict[str, dict[str, dict[str, Any]]] = {}
-    with PostgresServer() as pg, RedisServer() as redis:
-        for mode in ("sqlite", "pg_1", "pg_2"):
-            url = pg.new_database() if mode != "sqlite" else None
-            with _mode(work, mode, url, redis.url) as servers:
-                results[mode] = _measure(servers, quick)
-    base = results["sqlite"]
+    measured: dict[str, list[dict[str, dict[str, Any]]]] = {mode: [] for mode in modes}
+    with PostgresServer() as pg, contextlib.ExitStack() as stack:
+        started = {}
+        for mode in modes:
+            # All up at once, each PostgreSQL mode on its own database and its own Redis (pub/sub
+            # ignores Redis's database numbers: one Redis would wake every mode's hosts).
+            url = redis_url = None
+            if mode != "sqlite":
+                url, redis_url = pg.new_database(), stack.enter_context(RedisServer()).url
+            started[mode] = stack.enter_context(_mode(work, mode, url, redis_url))
+        for _ in range(reps):
+            for mode in modes:
+                measured[mode].append(_measure(started[mode], quick))
+    results = {
+        mode: {case: _summary([rep[case] for rep in runs]) for case in runs[0]}
+        for mode, runs in measured.items()
+    }
+    base = results.get("sqlite")
     cases = []
-    for mode, measured in results.items():
-        for case, figures in measured.items():
+    for mode, by_case in results.items():
+        for case, figures in by_case.items():
             cases.append({
                 "case": f"scaleout_{case}_{mode}", "mode": mode, "figures": figures,
-                "p50_minus_sqlite_ms": figures["median_ms"] - base[case]["median_ms"],
-                "runs_per_s_vs_sqlite": figures["runs_per_s"] / base[case]["runs_per_s"],
+                "p50_minus_sqlite_ms": (figures["median_ms"] - base[case]["median_ms"]
+                                        if base else None),
+                "runs_per_s_vs_sqlite": (figures["runs_per_s"] / base[case]["runs_per_s"]
+                                         if base else None),
             })
-    return {"meta": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "quick": quick},
-            "cases": cases}
+    return {"meta": {"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "quick": quick,
+                     "reps": reps}, "cases": cases}
+
+
+def _spread(low: float, high: float, digits: int) -> str:
+    return f"({low:.{digits}f}-{high:.{digits}f})"
 
 
 def format_report(report: dict[str, Any]) -> str:
-    lines = [f"{'case':<36} {'p50 ms':>8} {'runs/s':>9} {'p50 - sqlite':>13} {'x sqlite':>9}"]
+    lines = [f"{'case':<34} {'p50 ms':>7} {'(low-high)':>13} {'runs/s':>7} {'(low-high)':>13} "
+             f"{'p50-sqlite':>10} {'x sqlite':>8}"]
     for case in report["cases"]:
-        figures = case["figures"]
+        f = case["figures"]
+        minus, ratio = case["p50_minus_sqlite_ms"], case["runs_per_s_vs_sqlite"]
         lines.append(
-            f"{case['case']:<36} {figures['median_ms']:>8.2f} {figures['runs_per_s']:>9.1f} "
-            f"{case['p50_minus_sqlite_ms']:>+13.2f} {case['runs_per_s_vs_sqlite']:>9.2f}"
+            f"{case['case']:<34} {f['median_ms']:>7.2f} "
+            f"{_spread(f['median_ms_low'], f['median_ms_high'], 1):>13} "
+            f"{f['runs_per_s']:>7.1f} {_spread(f['runs_per_s_low'], f['runs_per_s_high'], 0):>13} "
+            f"{'' if minus is None else format(minus, '+.2f'):>10} "
+            f"{'' if ratio is None else format(ratio, '.2f'):>8}"
         )
     return "\n".join(lines)
 
@@ -158,9 +203,17 @@ def format_report(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scaleout", description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, help="repetitions of every mode (default 3, quick 1)")
+    parser.add_argument("--modes", default=",".join(_MODES),
+                        help=f"comma-separated subset of {','.join(_MODES)}")
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
-    report = run(args.quick)
+    modes = tuple(m for m in args.modes.split(",") if m)
+    unknown = set(modes) - set(_MODES)
+    if unknown:
+        parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
+    reps = args.reps or (1 if args.quick else 3)
+    report = run(args.quick, reps, modes)
     print(format_report(report))
     path = Path(args.json) if args.json else RESULTS / ("scaleout-quick.json" if args.quick
                                                         else "scaleout.json")

@@ -108,14 +108,15 @@ async def resume_input(saver: Any, run: Run, value: Any) -> Any:
 async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool) -> Thread:
     """Thread status, values and interrupts after a run ended (SPEC §3 rules); `others`: the
     thread has another run pending or running (it stays busy)."""
-    snapshot = await state.saver.aget_tuple(
-        {"configurable": {"thread_id": thread.thread_id, "checkpoint_ns": ""}}
-    )
     values, interrupts, has_next = outcome.values, {}, False
     graph_id = (thread.metadata or {}).get("graph_id")
-    if snapshot is not None and graph_id in state.settings.graphs:
+    current = None
+    if graph_id in state.settings.graphs:
         graph = await state.graph(graph_id)
         current = await graph.aget_state({"configurable": {"thread_id": thread.thread_id}})
+    # One read of the latest checkpoint (a snapshot without metadata: the thread has none, and
+    # the run's own values stand); it was two, 3 round trips each on PostgreSQL.
+    if current is not None and current.metadata is not None:
         values = current.values
         has_next = bool(current.next)
         interrupts = {

@@ -31,12 +31,17 @@ from checkpoints.postgres_files import connect_options, migrate
 from ..metrics import asyncpg_pool_stats
 from ..records import RecordStats, matches
 from ..schemas import Assistant, Run, Thread
-from ._jsonb import numeric_free, setup_codec, sql_pattern
+from ._jsonb import no_nul, numeric_free, setup_codec, sql_pattern
 from ._schema import COMPONENT, MIGRATIONS
 
 __all__ = ["PgRecords"]
 
-_encode = msgspec.json.encode
+
+def _encode(value: Any) -> bytes:
+    """A body for `jsonb`; a NUL in it is a 422 (`no_nul`), not the database's error."""
+    return no_nul(msgspec.json.encode(value))
+
+
 _assistant = msgspec.json.Decoder(Assistant).decode
 _thread = msgspec.json.Decoder(Thread).decode
 _run = msgspec.json.Decoder(Run).decode
@@ -183,6 +188,8 @@ class PgRecords:
         """As `Records.search_assistants`; the name test stays in Python (PostgreSQL's
         `lower()` follows the database's locale, Python's does not)."""
         query = _Query("SELECT body FROM server_assistants")
+        if graph_id is not None and "\x00" in graph_id:
+            return []  # no stored graph_id has one (text refuses NUL: it would be a 500)
         if graph_id is not None:
             query.where("graph_id = $", graph_id)
         query.contains("body->'metadata'", metadata)

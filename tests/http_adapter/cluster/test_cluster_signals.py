@@ -45,3 +45,35 @@ async def test_a_cancel_reaches_the_running_host_at_once(pg_url: str, redis_url:
         assert outcome is not None and outcome.status == "interrupted"
         assert time.monotonic() - began < 3.0  # not the 5-s heartbeat, not the 30-s poll
         assert await status(pg_url, run_id) == "interrupted"
+
+
+async def test_a_completion_pushed_while_the_waiter_looks_the_run_up_is_not_lost(
+    pg_url: str, redis_url: str,
+) -> None:
+    """The waiter reads the run in flight; the run ends and its `done` arrives before that read
+    answers. Mutation-checked: watching for `done` only after the read slept the 30-s poll."""
+    async with hosts(pg_url, signals=lambda: Signals(redis_url), **SLOW_POLLS) as (a, b):
+        a.scope.cancel()  # b runs the work; a waits
+        await anyio.sleep(0.3)
+        HELD.add("d1")
+        ledger = await a.queue.open()
+        real, reads = ledger.state, []
+
+        async def slow_read(run_id: str) -> object:
+            found = await real(run_id)
+            reads.append(found)
+            if len(reads) == 1:  # read in flight; answer after the run ended and signalled
+                HELD.discard("d1")
+                await until(lambda: ran("d1 three"))
+                while b.queue.busy():  # ended on b, `done` published
+                    await anyio.sleep(0.02)
+                await anyio.sleep(0.5)  # and delivered to a
+            return found
+
+        ledger.state = slow_read  # type: ignore[method-assign]
+        run_id = await start(a, "d1", "t1")
+        began = time.monotonic()
+        outcome = await a.queue.wait(run_id)
+        assert reads[0][0] in ("pending", "running")
+        assert outcome is not None and outcome.status == "success"
+        assert time.monotonic() - began < 3.0

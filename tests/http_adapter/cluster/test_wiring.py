@@ -135,8 +135,15 @@ def test_check_db_fails_while_the_database_refuses_connections(pg_url: str,
     try:
         down = httpx.get(f"{served.url}/ok?check_db=1", timeout=10)
         live = httpx.get(f"{served.url}/ok", timeout=10)  # liveness: the process is up
+        # Routes that need the database answer 503 with a detail, never a 500 (issue 19).
+        thread = httpx.post(f"{served.url}/threads", json={}, timeout=20)
+        metrics = httpx.get(f"{served.url}/metrics", timeout=20)
     finally:
         refuse_connections(pg_url, False)
+    for answer in (thread, metrics):
+        assert answer.status_code == 503, answer.text
+        assert "database is unavailable" in answer.json()["detail"]
+        assert answer.headers["retry-after"] == "1"
     assert down.status_code == 503
     assert down.json() == {"ok": False, "services": {"postgres": "unavailable"}}
     assert live.status_code == 200 and live.json()["services"] == {"postgres": "unavailable"}
