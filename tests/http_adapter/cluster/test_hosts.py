@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import anyio
+import asyncpg
 import httpx
 import pytest
 
-from tests.services import RedisServer, ServiceMissing
+from tests.services import RedisServer
 
 from .hosts import Hosts, log_lines, wait_until
 
@@ -210,16 +210,13 @@ def test_a_rolling_restart_loses_no_run_and_spends_no_attempt(hosts: Hosts) -> N
 
 
 def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
-    tmp_path: Path, pg_url: str
+    tmp_path: Path, pg_url: str, own_redis: RedisServer
 ) -> None:
     """While Redis is down a run finishes and another is cancelled from B (its owner reads the
     flag in its heartbeat). Mutation-checked: without the queue's database poll
     (`_wait_signal` waiting for the signal only) the join on B never returns; without the
     heartbeat's cancel read-back (`on_cancel` a no-op) the cancel on B times out."""
-    try:
-        redis = RedisServer().start()
-    except ServiceMissing as error:
-        pytest.skip(str(error))
+    redis = own_redis
     made = Hosts(tmp_path, pg_url, redis.url, FAST)
     try:
         a, b = made.start(2)
@@ -251,7 +248,6 @@ def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
             "first", "slow-start"]
     finally:
         made.close()
-        redis.stop()
 
 
 def _versions(url: str) -> dict[str, int]:
