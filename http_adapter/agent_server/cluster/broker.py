@@ -513,7 +513,7 @@ class RedisSubscription:
         if self._ended:
             return None
         if local is not None:
-            await local.resolved.wait()
+            await self._resolved(local)
             if local.base is None:  # forgotten
                 return None
             return format_id(local.base), local.base[1] + self._joined
@@ -523,6 +523,19 @@ class RedisSubscription:
         if await self._finished():
             return _NOTHING_YET
         return "0-0", None
+
+    async def _resolved(self, local: _Run) -> None:
+        """Wait until the flusher has read the stream's end (it needs Redis); a run opened
+        while Redis is down that ends before Redis is back ends the stream after
+        `down_grace` (`_Unreadable`) instead of hanging (issue 19 §1)."""
+        since = time.monotonic()
+        while not local.resolved.is_set():
+            with anyio.move_on_after(0.25):
+                await local.resolved.wait()
+            if (not local.resolved.is_set()
+                    and time.monotonic() - since >= self._broker._down_grace
+                    and await self._finished()):
+                raise _Unreadable
 
     async def _finished(self) -> bool:
         try:

@@ -28,7 +28,7 @@ from http_adapter.agent_server.cluster.broker import RedisSubscription
 from tests.services import RedisServer
 
 from .conftest import brokers
-from .hosts import Host, Hosts, log_lines
+from .hosts import Host, Hosts, log_lines, wait_until
 
 FAST = ["--lease-seconds", "2", "--reaper-seconds", "0.5", "--drain-grace", "1"]
 STEPS = ("first", "slow-start", "slow-done", "last")  # the `agent` graph's side effects
@@ -209,7 +209,40 @@ def test_redis_stopped_under_load_loses_and_duplicates_no_run(
         made.close()
 
 
+def test_hosts_started_while_redis_is_down_serve_and_pick_it_up_later(
+    tmp_path: Path, pg_url: str, own_redis: RedisServer
+) -> None:
+    """Redis is not needed to start (its version check is skipped with a warning), runs go
+    through the database poll, a stream ends once its run is over; when Redis comes up the
+    hosts use it. Mutation-checked: with `_resolved` waiting for the flusher alone, the
+    stream of a run created while Redis is down never ends."""
+    own_redis.halt()
+    made, (a, b) = _start(tmp_path, pg_url, own_redis.url)
+    body = {"assistant_id": "agent", "input": {"tag": "d1", "log": []},
+            "stream_mode": ["updates"]}
+    try:
+        with a.client() as on_a, b.client() as on_b:
+            assert on_a.get("/ok").json()["services"]["redis"] == "unavailable"
+            thread = on_a.post("/threads", json={}).json()["thread_id"]
+            with on_b.stream("POST", f"/threads/{thread}/runs/stream", json=body,
+                             timeout=CLIENT_TIMEOUT) as response:
+                assert set(_drain_sse(response)) <= {"metadata", "updates"}
+            assert on_a.get(f"/threads/{thread}/state").json()["values"]["log"] == [
+                "first", "slow", "last"]
+            own_redis.start()
+            wait_until(lambda: all(h.get("/ok").json()["services"]["redis"] == "ok"
+                                   for h in (on_a, on_b)), what="Redis seen again")
+            with on_a.stream("POST", f"/threads/{thread}/runs/stream", timeout=CLIENT_TIMEOUT,
+                             json={**body, "input": {"tag": "d2"}}) as response:
+                assert _drain_sse(response) == ["metadata", "updates", "updates", "updates"]
+        assert "does not answer; starting without it" in a.log_path.read_text()
+        assert [line[0] for line in log_lines(made.project)].count("d1") == 4
+    finally:
+        made.close()
+
+
 RUN = "1f0c0000-0000-6000-8000-00000000c4a0"
+OTHER = "1f0c0000-0000-6000-8000-00000000c4a1"
 
 
 async def _read_all(subscription: RedisSubscription, into: list[Event | None]) -> None:
@@ -226,7 +259,8 @@ async def test_a_finished_runs_stream_ends_while_redis_stays_down(
     """Reading (XREAD failing) and joining (no stream end to read) alike: the subscription
     ends once the run is over and Redis has been unreachable for `down_grace`; while the run
     is not over it waits (its producer will re-send what it holds). Mutation-checked: with
-    `_Unreadable` never raised the join hangs; with `_xread` retrying forever the reader does."""
+    `_Unreadable` never raised the join hangs; with `_xread` retrying forever the reader
+    does; with `_resolved` waiting for the flusher alone the local stream does."""
     async with brokers(own_redis.url, down_grace=0.5, finish_grace=0.2) as ([a, b], finished):
         a.open(RUN, resumable=True)
         a.publish(RUN, "values", b"{}")
@@ -248,4 +282,11 @@ async def test_a_finished_runs_stream_ends_while_redis_stays_down(
                 await _read_all(b.attach(RUN), joined)  # joined while Redis is down: ends
                 while len(got) < 2:
                     await anyio.sleep(0.01)
-        assert joined == [None] and got[1] is None
+                # a run opened while Redis is down (its stream's end never read), streamed on
+                # its own host: the stream ends once the run is over
+                a.open(OTHER)
+                a.publish(OTHER, "values", b"{}")
+                local = a.attach(OTHER)
+                finished.runs.add(OTHER)
+                await _read_all(local, streamed := [])
+        assert joined == [None] and got[1] is None and streamed == [None]
