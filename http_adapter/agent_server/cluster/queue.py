@@ -84,6 +84,7 @@ class ClusterQueue:
         self._slots = anyio.Semaphore(max(1, state.settings.workers))
         self._wake = anyio.Event()
         self._draining = False
+        self._serving = False  # the dispatcher runs (`serve`)
         self.waits = WaitHistogram()  # how long runs waited for a worker of this host (/metrics)
         self._active: dict[str, Active] = {}
         self._claims: dict[str, Claim] = {}
@@ -126,8 +127,10 @@ class ClusterQueue:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._dispatch, tg)
                 tg.start_soon(self._reap_forever)
+                self._serving = True
                 task_status.started()
         finally:
+            self._serving = False
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._heartbeat.stop)
                 await self.close()
@@ -226,8 +229,17 @@ class ClusterQueue:
             self._remember(run_id, cancelled("rollback"))
             self._closed(run_id)
         self.wake()
-        self._signal("wake", self.host)
+        if not self._claims_here():
+            self._signal("wake", self.host)
         return run
+
+    def _claims_here(self) -> bool:
+        """Whether this host's dispatcher is about to claim a run just queued here: it serves,
+        is not draining and has a free worker slot. Then other hosts are not woken (§7 is
+        about an idle host starting work at once: this one is it). Waking them anyway made
+        every host race for every run and answer its waiter through Redis (2 processes were
+        slower than 1). Should the slot be taken first, the others' poll finds the run."""
+        return self._serving and not self._draining and self._slots.value > 0
 
     # -- dispatching ----------------------------------------------------------------------------
 
