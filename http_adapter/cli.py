@@ -198,13 +198,15 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
     server = _server_class(uvicorn.Server)(config, _GRACEFUL + settings.drain_grace + 5)
     # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
     # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
-    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    main = threading.current_thread() is threading.main_thread()  # signals live there only
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         sock.close()
     return 0 if server.started else 1
 

@@ -165,10 +165,15 @@ class PostgresStore(OpenedRowStore):
             f"SELECT {_COLUMNS} FROM store_items WHERE prefix = $1 AND key = $2 AND "
             + _ALIVE.format("$3")
         )
+        if "\x00" in key:
+            return None  # never stored (`_write`); PostgreSQL's text would refuse the query
         record = self._run(self._conn.fetchrow(sql, ".".join(namespace), key, now))
         return None if record is None else _row(record)
 
     def _write(self, row: Row, vectors: list[tuple[str, Vector]]) -> None:
+        if "\x00" in row.key:  # the batch rolls back: all or nothing
+            raise ValueError(f"Key {row.key!r} contains a NUL character, which PostgreSQL "
+                             "cannot store in text")
         prefix = ".".join(row.namespace)
         times = (row.created_at, row.updated_at, row.expires_at, row.ttl_minutes)
         self._run(self._conn.execute(_UPSERT, prefix, row.key, row.raw, *times))
@@ -180,6 +185,8 @@ class PostgresStore(OpenedRowStore):
             ))
 
     def _remove(self, namespace: tuple[str, ...], key: str) -> None:
+        if "\x00" in key:
+            return  # never stored (`_write`)
         self._run(self._conn.execute(
             "DELETE FROM store_items WHERE prefix = $1 AND key = $2", ".".join(namespace), key
         ))

@@ -39,6 +39,8 @@ class Parts:
     broker: Any
     make_queue: Callable[[Any], Any]
     signals: Any = None  # cluster.signals.Signals with Redis; its `serve` runs in the lifespan
+    # Errors that mean "the database cannot be reached right now": answered 503, not 500.
+    unavailable: tuple[type[BaseException], ...] = ()
 
 
 def build_parts(settings: Settings) -> Parts:
@@ -99,4 +101,17 @@ def _cluster(settings: Settings) -> Parts:
         broker=broker if broker is not None else Broker(),
         make_queue=make_queue,
         signals=signals,
+        unavailable=_unreachable_database(),
     )
+
+
+def _unreachable_database() -> tuple[type[BaseException], ...]:
+    """The driver's and the socket layer's ways of saying the database is out of reach (down,
+    restarting, refusing connections, or the pool found no connection in time)."""
+    import asyncpg
+
+    # OperatorIntervention: shut down, restarting, a terminated backend (57xxx);
+    # ObjectNotInPrerequisiteState: the database does not accept connections now (55000).
+    return (asyncpg.PostgresConnectionError, asyncpg.OperatorInterventionError,
+            asyncpg.ObjectNotInPrerequisiteStateError, asyncpg.TooManyConnectionsError,
+            asyncpg.InterfaceError, ConnectionError, TimeoutError)

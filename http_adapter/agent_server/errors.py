@@ -88,6 +88,12 @@ async def _damaged(request: Request, exc: Exception) -> Response:
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
+    state = getattr(request.app.state, "server", None) if "app" in request.scope else None
+    if isinstance(exc, getattr(state, "unavailable", ())):
+        # The database is out of reach (issue 19): the request changed nothing; try again.
+        logger.warning("%s %s: database unavailable: %r", request.method, request.url.path, exc)
+        return _json(503, f"The database is unavailable: {type(exc).__name__}",
+                     {"Retry-After": "1"})
     logger.exception("Unhandled error on %s %s", request.method, request.url.path)
     return _json(500, "Internal server error")
 

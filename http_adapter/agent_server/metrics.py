@@ -12,7 +12,6 @@ appear only for parts that have a pool (`pool_stats()`): none with SQLite (issue
 from __future__ import annotations
 
 import bisect
-import inspect
 import statistics
 import time
 from datetime import datetime
@@ -73,7 +72,7 @@ async def figures(state: Any) -> dict[str, Any]:
     runs, threads, assistants = await _record_counts(state.records)
     queue = await _queue_numbers(state, runs)
     workers = state.settings.workers
-    busy = _busy(state.queue, queue["running"])
+    busy = state.queue.busy()
     found: dict[str, Any] = {
         "queue": {
             "n_pending": queue["pending"],
@@ -89,10 +88,9 @@ async def figures(state: Any) -> dict[str, Any]:
         "uptime_seconds": round(time.time() - (getattr(state, "started_at", None) or _STARTED), 3),
         "version": _version(),
     }
-    waits = getattr(state.queue, "waits", None)
-    if isinstance(waits, WaitHistogram):
-        found["queue_wait"] = {"buckets": dict(waits.cumulative()), "sum": round(waits.total, 6),
-                               "count": sum(waits.counts)}
+    waits: WaitHistogram = state.queue.waits
+    found["queue_wait"] = {"buckets": dict(waits.cumulative()), "sum": round(waits.total, 6),
+                           "count": sum(waits.counts)}
     pools = _pools(state)
     if pools:
         found["pools"] = pools
@@ -106,29 +104,24 @@ async def _record_counts(records: Any) -> tuple[dict[str, int], dict[str, int], 
 
 
 async def _queue_numbers(state: Any, runs: dict[str, int]) -> dict[str, Any]:
-    """Pending and running runs (stateless ones of this process included) and how long the
-    pending have waited. A queue may answer itself (`stats()`); else the records say."""
+    """Pending and running runs (this process's stateless ones included) and how long the
+    pending have waited. A queue may count its own (`stats()`: every host's, in one query);
+    else the records say."""
     queue = state.queue
+    stateless = [queue_wait(r) for r in queue.waiting_stateless()]
     stats = getattr(queue, "stats", None)
     if callable(stats):
-        given = await _maybe_await(stats())
-        if isinstance(given, dict) and {"pending", "running"} <= given.keys():
-            return {"wait_max": None, "wait_med": None, **given}
-    pending = await state.records.runs_with_status("pending")
-    stateless = [r for rid, r in (getattr(queue, "_stateless", {}) or {}).items()
-                 if rid not in (getattr(queue, "_active", {}) or {})]
-    waits = [queue_wait(r) for r in [*pending, *stateless]]
+        given = await stats()
+        waits = [w for w in (given["wait_max"], *stateless) if w is not None]
+        return {**given, "pending": given["pending"] + len(stateless),
+                "wait_max": round(max(waits), 3) if waits else None}
+    waits = [queue_wait(r) for r in await state.records.runs_with_status("pending")] + stateless
     return {
-        "pending": len(pending) + len(stateless),
-        "running": max(_busy(queue, 0), runs.get("running", 0)),
+        "pending": len(waits),
+        "running": max(queue.busy(), runs.get("running", 0)),
         "wait_max": round(max(waits), 3) if waits else None,
         "wait_med": round(statistics.median(waits), 3) if waits else None,
     }
-
-
-def _busy(queue: Any, default: int) -> int:
-    busy = getattr(queue, "busy", None)
-    return int(busy()) if callable(busy) else default
 
 
 def _pools(state: Any) -> dict[str, dict[str, int]]:
@@ -148,10 +141,6 @@ def asyncpg_pool_stats(pool: Any) -> dict[str, int]:
     """An asyncpg pool's figures, as a part's `pool_stats()` returns them."""
     size = pool.get_size()
     return {"size": size, "in_use": size - pool.get_idle_size(), "max": pool.get_max_size()}
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _version() -> str:

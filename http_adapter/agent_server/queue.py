@@ -93,6 +93,10 @@ class RunQueue:
         """Runs this process executes now (its busy workers)."""
         return len(self._active)
 
+    def waiting_stateless(self) -> list[Run]:
+        """Stateless runs this process holds that no worker has taken yet (`/metrics`)."""
+        return [run for run_id, run in self._stateless.items() if run_id not in self._active]
+
     def wake(self) -> None:
         """Wake one idle worker (not all of them: each would rescan the queue for nothing)."""
         while self._idle:

@@ -41,6 +41,7 @@ class ServerState:
         self._stateless: dict[str, CompiledStateGraph] = {}
         self.broker: Any = parts.broker
         self.signals: Any = parts.signals  # cluster.signals.Signals with Redis, else None
+        self.unavailable = parts.unavailable  # errors meaning the database is out of reach
         self._make_queue = parts.make_queue
         self.queue: Any = None  # set by app.py once the queue exists (`make_queue`)
 

@@ -211,6 +211,19 @@ def test_invalid_labels_on_reads(store: BaseStore) -> None:
         store.delete(("a", ""), "k")
 
 
+def test_a_nul_in_a_key_is_kept_or_refused_whole(store: BaseStore, backend: str) -> None:
+    """PostgreSQL's text cannot hold U+0000: there the batch is a ValueError and writes
+    nothing; reads and deletes of such a key find nothing. The others keep it (issue 19)."""
+    if backend != "postgres":
+        store.put(("a",), "k\x00", {"v": 1})
+        assert store.get(("a",), "k\x00").value == {"v": 1}
+        return
+    with pytest.raises(ValueError, match="NUL"):
+        store.batch([PutOp(("a",), "k", {"v": 1}), PutOp(("a",), "k\x00", {"v": 2})])
+    assert store.get(("a",), "k") is None and store.get(("a",), "k\x00") is None
+    store.delete(("a",), "k\x00")
+
+
 def test_invalid_namespace_error_is_a_value_error() -> None:
     assert issubclass(InvalidNamespaceError, ValueError)
 

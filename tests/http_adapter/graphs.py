@@ -160,3 +160,11 @@ _team.add_node("after", lambda s: {"log": ["after"]})
 _team.add_edge(START, "team")
 _team.add_edge("team", "after")
 team = _team.compile()  # served by tests that pass graphs={**GRAPHS, "team": team}
+
+
+# -- issue 19 §11: a graph whose output holds a NUL character (PostgreSQL's jsonb refuses it) ---
+
+_nul = StateGraph(State)
+_nul.add_node("nul", lambda state: {"answer": "a\x00b"})
+_nul.add_edge(START, "nul")
+nul_output = _nul.compile()  # served by tests that pass graphs={**GRAPHS, "nul": nul_output}

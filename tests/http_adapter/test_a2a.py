@@ -44,6 +44,9 @@ from http_adapter.agent_server.state import assistant_id_for
 from .conftest import Served
 from .graphs import GRAPHS, shout_graph
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 SHOUT = assistant_id_for("shout")
 AGENT = assistant_id_for("agent")
 

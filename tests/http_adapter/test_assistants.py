@@ -17,6 +17,9 @@ from engine import END, START, StateGraph
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 AGENT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca"  # uuid5(NS, "agent"), as the real server
 CHAT_ID = "eb6db400-e3c8-5d06-a834-015cb89efe69"
 ASSISTANT_KEYS = ["assistant_id", "graph_id", "config", "context", "metadata", "name",

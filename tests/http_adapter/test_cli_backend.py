@@ -107,3 +107,10 @@ def test_the_default_install_imports_neither_asyncpg_nor_redis() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_banner_never_prints_a_password() -> None:
+    assert cli._without_password("postgresql://app:s3cret@db:5432/app") == \
+        "postgresql://app:***@db:5432/app"
+    assert cli._without_password("redis://:s3cret@cache/0") == "redis://:***@cache/0"
+    assert cli._without_password(DB) == DB

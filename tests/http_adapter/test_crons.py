@@ -23,6 +23,9 @@ from http_adapter.agent_server.state import assistant_id_for
 from . import graphs
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 CRON_KEYS = {"cron_id", "assistant_id", "thread_id", "user_id", "schedule", "timezone",
              "end_time", "payload", "next_run_date", "metadata", "on_run_completed", "enabled",
              "created_at", "updated_at"}

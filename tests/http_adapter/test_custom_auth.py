@@ -27,6 +27,9 @@ from http_adapter.config import load_settings
 from . import graphs as test_graphs
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 AUTH_PY = '''
 from http_adapter.auth import Auth
 
@@ -142,7 +145,7 @@ def test_missing_or_bad_tokens_are_401_and_public_routes_stay_open(served: Serve
         assert http.get("/assistants/search").status_code == 401  # even an unknown route
         assert http.post("/store/namespaces", json={}).status_code == 401
         assert http.post("/runs/crons/search", json={}).status_code == 401
-        assert http.get("/ok").json() == {"ok": True, "services": {}}
+        assert http.get("/ok").json()["ok"] is True  # public; `services` vary by back end
         assert http.get("/info").status_code == 200
         assert http.get("/openapi.json").status_code == 200
         ok = http.post("/threads/search", json={},

@@ -19,6 +19,9 @@ from http_adapter.config import load_settings
 from .conftest import Served
 from .test_streaming import events, stream
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 FLOW = """
 from engine import entrypoint, interrupt, task
 from checkpoints import InMemorySaver

@@ -23,6 +23,9 @@ from checkpoints import InMemorySaver
 from engine import START, StateGraph
 from tests.fuzz_profiles import fuzz_settings, time_limit
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 
 class State(TypedDict, total=False):
     trail: list

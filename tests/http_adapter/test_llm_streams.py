@@ -26,6 +26,9 @@ from .conftest import Served
 from .graphs import GRAPHS
 from .test_streaming import events, new_thread, stream
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 REPLY = "hello there friend"
 TOKENS = ["hello", " ", "there", " ", "friend"]  # how GenericFakeChatModel splits REPLY
 INPUT = {"messages": [{"role": "user", "content": "hi"}]}

@@ -22,6 +22,9 @@ from mcp.shared.exceptions import MCPError
 from .conftest import Served
 from .graphs import GRAPHS, shout_graph
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 
 @pytest.fixture
 def served(serve_app: Callable[..., Served]) -> Served:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph_sdk import get_sync_client
@@ -13,6 +14,9 @@ from engine.prebuilt import create_react_agent
 from tests.engine.fake_chat import FakeToolModel, ai
 
 from .conftest import Served
+
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 
 @tool

@@ -16,6 +16,9 @@ from langgraph_sdk import get_sync_client
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 
 def _wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
     deadline = time.monotonic() + timeout

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -17,7 +17,11 @@ from langgraph_sdk import get_client, get_sync_client
 
 from http_adapter.agent_server.state import assistant_id_for
 
+from . import graphs as test_graphs
 from .conftest import Served
+
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 AGENT_ID = assistant_id_for("agent")
 FINAL = {"x": 2, "log": ["a", "b", "c", "a", "b", "c", "sub1", "sub2"]}
@@ -553,3 +557,63 @@ def test_sync_client(server: Served) -> None:
         joined = sdk.runs.join(thread["thread_id"], run["run_id"])
         assert joined == sdk.threads.get(thread["thread_id"])["values"]
         assert joined["sleep"] == 0.2
+
+
+# -- a NUL character (issue 19 §11: PostgreSQL's text and jsonb refuse it) ----------------------
+
+NUL = "a\x00b"
+
+
+def _kept_or_refused(response: httpx.Response, backend: str) -> bool:
+    """SQLite keeps a NUL; PostgreSQL cannot, and the request is a 422 saying so, never a 500.
+    Returns whether it was kept."""
+    if backend == "sqlite":
+        assert response.status_code in (200, 204), response.text
+        return True
+    assert response.status_code == 422, response.text
+    assert "NUL character" in response.json()["detail"]
+    return False
+
+
+def test_a_nul_in_a_request_is_kept_or_a_422_with_nothing_written(
+    http: httpx.Client, backend: str
+) -> None:
+    thread_id = new_thread(http)
+    kept = _kept_or_refused(http.post("/threads", json={"metadata": {"k": NUL}}), backend)
+    assert len(http.post("/threads/search", json={}).json()) == (2 if kept else 1)
+    _kept_or_refused(http.patch(f"/threads/{thread_id}", json={"metadata": {NUL: 1}}), backend)
+    _kept_or_refused(http.post("/assistants", json={"graph_id": "agent", "name": NUL}), backend)
+    for body in ({"input": {"x": 1, "answer": NUL}}, {"input": {"x": 1}, "metadata": {"k": NUL}}):
+        response = http.post(f"/threads/{thread_id}/runs/wait", json={"assistant_id": "agent", **body})
+        _kept_or_refused(response, backend)
+    runs = http.get(f"/threads/{thread_id}/runs").json()
+    assert len(runs) == (2 if kept else 0)  # a refused run left no record behind
+    assert http.get(f"/threads/{thread_id}").json()["status"] == "idle"  # and no busy thread
+    put = {"namespace": ["n"], "key": NUL, "value": {"v": 1}}
+    _kept_or_refused(http.put("/store/items", json=put), backend)
+    found = http.post("/store/items/search", json={"namespace_prefix": ["n"]}).json()["items"]
+    assert len(found) == (1 if kept else 0)
+    assert http.post("/assistants/search", json={"graph_id": NUL}).json() == []
+
+
+def test_a_nul_in_a_runs_output_ends_it_in_error_at_once(
+    serve_app: Callable[..., Served], backend: str
+) -> None:
+    served = serve_app(graphs={**test_graphs.GRAPHS, "nul": test_graphs.nul_output})
+    with httpx.Client(base_url=served.url, timeout=20) as http:
+        thread_id = new_thread(http)
+        before = time.monotonic()
+        result = http.post(f"/threads/{thread_id}/runs/wait",
+                           json={"assistant_id": "nul", "input": {"x": 1}}).json()
+        thread = http.get(f"/threads/{thread_id}").json()
+        [run] = http.get(f"/threads/{thread_id}/runs").json()
+    if backend == "sqlite":
+        assert result["answer"] == NUL and run["status"] == "success"
+        return
+    # PostgreSQL: not retried (it would fail the same way) but ended in error, in well under a
+    # lease; the thread keeps its last storable values.
+    assert time.monotonic() - before < 2.0
+    assert result["__error__"]["error"] == "UnprocessableEntity"
+    assert "NUL character" in result["__error__"]["message"]
+    assert run["status"] == "error" and thread["status"] == "error"
+    assert thread["values"] is None

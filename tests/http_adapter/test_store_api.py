@@ -14,6 +14,9 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 ITEM_KEYS = {"namespace", "key", "value", "created_at", "updated_at"}
 
 
@@ -23,11 +26,14 @@ def http(server: Served) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def sdk(request: pytest.FixtureRequest, serve_app: Callable[..., Served]
+@pytest.fixture(params=["file", "memory"])
+def sdk(request: pytest.FixtureRequest, serve_app: Callable[..., Served], backend: str
         ) -> Iterator[SyncLangGraphClient]:
-    """The SDK against each store back end: the SQLite file and `--in-memory`."""
-    served = serve_app() if request.param == "sqlite" else serve_app(data_dir=None)
+    """The SDK against each store back end: the SQLite file and `--in-memory`, or the
+    PostgreSQL store."""
+    if request.param == "memory" and backend == "postgres":
+        pytest.skip("--in-memory is a SQLite-mode option; on PostgreSQL [file] is the store")
+    served = serve_app() if request.param == "file" else serve_app(data_dir=None)
     with get_sync_client(url=served.url) as client:
         yield client
 

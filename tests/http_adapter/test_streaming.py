@@ -23,6 +23,9 @@ from langgraph_sdk import get_client, get_sync_client
 from .conftest import Served
 from .graphs import GRAPHS, echo, team
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 FINAL = {"x": 2, "log": ["a", "b", "c", "a", "b", "c", "sub1", "sub2"]}
 VALUES = [
     {"x": 1, "log": []},

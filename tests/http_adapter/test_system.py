@@ -20,6 +20,9 @@ from http_adapter.agent_server.settings import Settings
 
 from . import graphs as test_graphs
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 _SAMPLE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+-]+$')
 
 
@@ -27,10 +30,12 @@ def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
     return Settings(graphs=test_graphs.GRAPHS, data_dir=tmp_path / ".graphrun", **overrides)
 
 
-def test_ok_and_info(serve_app: Any, tmp_path: Path) -> None:
+def test_ok_and_info(serve_app: Any, tmp_path: Path, backend: str) -> None:
     url = serve_app(settings_for(tmp_path)).url
     ok = httpx.get(f"{url}/ok")
-    assert ok.status_code == 200 and ok.json() == {"ok": True, "services": {}}
+    # embedded: nothing to check, as langgraph dev; else each service checked (issue 19 §10)
+    services = {"postgres": "ok", "redis": "ok"} if backend == "postgres" else {}
+    assert ok.status_code == 200 and ok.json() == {"ok": True, "services": services}
     info = httpx.get(f"{url}/info").json()
     assert info["version"] == package_version()
     assert info["flags"]["assistants"] is True

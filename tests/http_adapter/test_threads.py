@@ -14,6 +14,9 @@ from langgraph_sdk.errors import ConflictError, NotFoundError
 
 from .conftest import Served
 
+# Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
 AGENT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca"
 FRESH_KEYS = ["thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
               "config", "values"]

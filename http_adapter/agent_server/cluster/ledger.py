@@ -21,6 +21,7 @@ from checkpoints.postgres_files import migrate
 
 from ..errors import Conflict
 from ..schemas import Run, Thread
+from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
 __all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
@@ -65,7 +66,8 @@ class Reaped:
 
 
 def _json(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
+    """A body for `jsonb`; a NUL in it is a 422 (`no_nul`), not the database's error."""
+    return no_nul(msgspec.json.encode(value)).decode()
 
 
 def _run(body: str, status: str) -> Run:

@@ -33,7 +33,7 @@ from ..attempt import (
     webhooks_enabled, with_,
 )
 from ..encode import dumps, plain
-from ..errors import Conflict
+from ..errors import Conflict, UnprocessableEntity
 from ..executor import Outcome, after_seconds, is_resumable, started_kwargs
 from ..metrics import WaitHistogram, queue_wait
 from ..records import now
@@ -306,7 +306,11 @@ class ClusterQueue:
             outcome = failure(error)
             self.state.broker.publish(run_id, "error", dumps(outcome.error))
             try:
-                await self._settle(claim, claim.run, outcome, active)
+                # A NUL in the run's values (refused by jsonb, so the end of the attempt was
+                # not written): the run ends in error, its thread keeps its last stored values
+                # (retrying would run the graph again to the same refusal).
+                refused = isinstance(error, UnprocessableEntity)
+                await self._settle(claim, claim.run, outcome, active, values=not refused)
             except Exception:  # e.g. the database is down: the reaper retries the run
                 logger.exception("Run %s could not be closed out", run_id)
         finally:
@@ -331,12 +335,21 @@ class ClusterQueue:
         # run again (§3). A first claim has none: no look-up.
         outcome = await stream(state, run, active, stateless=False, attempt=claim.attempt,
                                resume=claim.claimed_before)
+        if active.action == "release":
+            # Given back now: once this attempt ends its lease is no longer renewed, and had
+            # it waited for the drain's slower attempts, the reaper would have taken the run
+            # back and spent an attempt.
+            if await self.ledger.release([claim]):
+                self._signal("wake")
+            return
         if active.action in _STOPPED:
             return
         await self._settle(claim, run, outcome, active)
 
-    async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active) -> None:
-        """Write the attempt's end (token-conditioned), then tell waiters and webhooks."""
+    async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active, *,
+                      values: bool = True) -> None:
+        """Write the attempt's end (token-conditioned), then tell waiters and webhooks;
+        without `values`, the thread's stored values are kept (not read from checkpoints)."""
         assert self.ledger is not None
         thread = await self.ledger.thread(run.thread_id)
         stamp = now()
@@ -349,7 +362,10 @@ class ClusterQueue:
             self._closed(run.run_id)
             return
         ended = with_(run, status=outcome.status, updated_at=stamp)
-        after = await self._thread_after(thread, outcome)
+        if values or thread is None:
+            after = await self._thread_after(thread, outcome)
+        else:
+            after = with_(thread, status="error", error=outcome.error, updated_at=stamp)
         if not await self.ledger.finish(claim, ended, _stored(outcome), after, stamp):
             return await self._stale(run.run_id)
         await self._ended(ended, outcome)
@@ -582,6 +598,11 @@ class ClusterQueue:
     def busy(self) -> int:
         """Runs executing on this host now (for /metrics and the shutdown's drain)."""
         return len(self._active)
+
+    def waiting_stateless(self) -> list[Run]:
+        """Stateless runs this host holds that no worker has taken yet (`/metrics`)."""
+        return [self._stateless[run_id] for run_id in self._stateless_due
+                if run_id in self._stateless]
 
     def pool_stats(self) -> dict[str, int]:
         """The queue's connection pool: size, connections in use, bound (for /metrics)."""

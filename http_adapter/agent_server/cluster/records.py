@@ -31,12 +31,17 @@ from checkpoints.postgres_files import connect_options, migrate
 from ..metrics import asyncpg_pool_stats
 from ..records import RecordStats, matches
 from ..schemas import Assistant, Run, Thread
-from ._jsonb import numeric_free, setup_codec, sql_pattern
+from ._jsonb import no_nul, numeric_free, setup_codec, sql_pattern
 from ._schema import COMPONENT, MIGRATIONS
 
 __all__ = ["PgRecords"]
 
-_encode = msgspec.json.encode
+
+def _encode(value: Any) -> bytes:
+    """A body for `jsonb`; a NUL in it is a 422 (`no_nul`), not the database's error."""
+    return no_nul(msgspec.json.encode(value))
+
+
 _assistant = msgspec.json.Decoder(Assistant).decode
 _thread = msgspec.json.Decoder(Thread).decode
 _run = msgspec.json.Decoder(Run).decode
@@ -121,10 +126,18 @@ class PgRecords:
 
     async def health(self) -> bool:
         """Whether the database answers a query within 2 s (the server's `/ok`, issue 19 §10)."""
+        pool = self.pool
         try:
             with anyio.fail_after(2):
-                return await self.pool.fetchval("SELECT 1") == 1
-        except Exception:  # down, refusing, or every connection busy for 2 s: not healthy
+                if pool.get_idle_size() == 0 and pool.get_size() >= self.max_size:
+                    # A saturated pool is a busy host, not a lost database: ask on the side.
+                    conn = await asyncpg.connect(self.url, **self._options)
+                    try:
+                        return await conn.fetchval("SELECT 1") == 1
+                    finally:
+                        await conn.close()
+                return await pool.fetchval("SELECT 1") == 1
+        except Exception:  # down, refusing, or no answer within 2 s: not healthy
             return False
 
     def pool_stats(self) -> dict[str, int]:
@@ -175,6 +188,8 @@ class PgRecords:
         """As `Records.search_assistants`; the name test stays in Python (PostgreSQL's
         `lower()` follows the database's locale, Python's does not)."""
         query = _Query("SELECT body FROM server_assistants")
+        if graph_id is not None and "\x00" in graph_id:
+            return []  # no stored graph_id has one (text refuses NUL: it would be a 500)
         if graph_id is not None:
             query.where("graph_id = $", graph_id)
         query.contains("body->'metadata'", metadata)

@@ -8,7 +8,7 @@ import anyio
 from http_adapter.agent_server.cluster.records import PgRecords
 
 
-def _refuse_connections(pg_url: str, refuse: bool) -> None:
+def refuse_connections(pg_url: str, refuse: bool) -> None:
     """Make the test's database refuse new connections (and drop the open ones), or not."""
     import asyncpg
 
@@ -34,11 +34,11 @@ def test_records_health_and_pool_follow_the_database(pg_url: str) -> None:
         await records.open()
         try:
             up, pool = await records.health(), records.pool_stats()
-            await anyio.to_thread.run_sync(_refuse_connections, pg_url, True)
+            await anyio.to_thread.run_sync(refuse_connections, pg_url, True)
             try:
                 down = await records.health()
             finally:
-                await anyio.to_thread.run_sync(_refuse_connections, pg_url, False)
+                await anyio.to_thread.run_sync(refuse_connections, pg_url, False)
             return up, pool, down, await records.health()
         finally:
             await records.close()
@@ -46,3 +46,21 @@ def test_records_health_and_pool_follow_the_database(pg_url: str) -> None:
     up, pool, down, again = anyio.run(check)
     assert up is True and pool == {"size": 2, "in_use": 0, "max": 5}
     assert down is False and again is True  # the pool reconnects once the database is back
+
+
+def test_a_saturated_pool_is_still_healthy(pg_url: str) -> None:
+    """Every connection busy is a loaded host, not a lost database: /ok must not fail it."""
+    async def check() -> bool:
+        records = PgRecords(pg_url, min_size=1, max_size=2)
+        await records.open()
+        try:
+            held = [await records.pool.acquire() for _ in range(2)]
+            try:
+                return await records.health()
+            finally:
+                for conn in held:
+                    await records.pool.release(conn)
+        finally:
+            await records.close()
+
+    assert anyio.run(check) is True

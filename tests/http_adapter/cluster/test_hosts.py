@@ -56,10 +56,9 @@ def _count(project: Path, what: str) -> int:
     return sum(1 for line in log_lines(project) if line[1] == what)
 
 
-def _events(response: httpx.Response, until: str | None = None) -> list[tuple[str | None, str]]:
-    """(id, event) pairs of an SSE response, in order; stops after an event whose data
-    contains `until`, if given."""
-    out, event_id, name, data = [], None, None, ""
+def _each_event(response: httpx.Response) -> Iterator[tuple[str | None, str, str]]:
+    """(id, event, data) of an SSE response, as they come."""
+    event_id, name, data = None, None, ""
     for line in response.iter_lines():
         if line.startswith("id: "):
             event_id = line[4:]
@@ -68,10 +67,18 @@ def _events(response: httpx.Response, until: str | None = None) -> list[tuple[st
         elif line.startswith("data: "):
             data = line[6:]
         elif line == "" and name is not None:
-            out.append((event_id, name))
-            if until is not None and until in data:
-                break
+            yield event_id, name, data
             event_id, name, data = None, None, ""
+
+
+def _events(response: httpx.Response, until: str | None = None) -> list[tuple[str | None, str]]:
+    """(id, event) pairs of an SSE response, in order; stops after an event whose data
+    contains `until`, if given."""
+    out = []
+    for event_id, name, data in _each_event(response):
+        out.append((event_id, name))
+        if until is not None and until in data:
+            break
     return out
 
 
@@ -86,32 +93,31 @@ def test_a_run_created_on_one_host_is_joined_and_cancelled_from_another(hosts: H
     and no signal), B's `cancel?wait=true` times out."""
     a, b = hosts.start(2)
     with a.client() as on_a, b.client() as on_b:
-        run = _run(on_a, "x", "agent_async", stream_mode=["updates"])
+        run = _run(on_a, "x", "agent_async", stream_mode=["updates"], stream_resumable=True)
         path = _path(run)
         wait_until(lambda: _started(hosts.project, ["x"]), what="the slow node")
-        joined = threading.Event()
+        seen: list[str] = []
 
-        def join() -> None:
+        def join() -> None:  # from the start: what A published so far, then live
             with httpx.Client(base_url=b.url, timeout=30) as client:
-                with client.stream("GET", f"{path}/stream") as response:
-                    joined.set()
-                    _events(response)
+                with client.stream("GET", f"{path}/stream",
+                                   headers={"Last-Event-ID": "-1"}) as response:
+                    for _, name, _ in _each_event(response):
+                        seen.append(name)
 
         joiner = threading.Thread(target=join)
         joiner.start()
-        assert joined.wait(10)
+        wait_until(lambda: len(seen) == 2, what="the joined stream's first events")
         began = time.monotonic()
         cancelled = on_b.post(f"{path}/cancel", params={"wait": "true"}, timeout=15)
         took = time.monotonic() - began
         assert cancelled.status_code == 200, cancelled.text
         joiner.join(20)
         assert not joiner.is_alive(), "the joined stream did not end after the cancel"
+        assert seen == ["metadata", "updates"]  # `first`'s, then nothing
         assert took < 10, f"cancel took {took:.1f} s"
         assert on_a.get(path).json()["status"] == "interrupted"
         assert on_b.get(f"/threads/{run['thread_id']}").json()["status"] != "busy"
-        # B created nothing on its own: the reaper must not retry a cancelled run either
-        time.sleep(2.5)  # > one lease: had the run been left `running`, the reaper acts now
-        assert on_b.get(path).json()["status"] == "interrupted"
     # the slow node never finished and the run was not retried anywhere
     assert [line[1] for line in log_lines(hosts.project)] == ["first", "slow-start"]
 
@@ -137,17 +143,27 @@ def test_a_cancel_from_another_host_stops_a_sync_node_run_at_its_next_step(hosts
 
 
 def test_sigkill_of_a_host_with_runs_in_flight_finishes_each_run_once(hosts: Hosts) -> None:
-    """Mutation-checked: resuming without the last checkpoint (`claimed_before` ignored)
-    runs `first` twice."""
+    """Each run resumes once on the other host; one cancelled after its host died is ended by
+    the reaper, never retried. Mutation-checked: resuming without the last checkpoint
+    (`claimed_before` ignored) runs `first` twice; a reaper requeueing cancelled runs makes
+    the dropped run's attempt 2."""
     (a,) = hosts.start(1)
     tags = [f"r{i}" for i in range(3)]
     with a.client() as on_a:
-        runs = [_run(on_a, tag) for tag in tags]
-    wait_until(lambda: _started(hosts.project, tags), what="every run inside its slow node")
+        runs = [_run(on_a, tag) for tag in [*tags, "dropped"]]
+    wait_until(lambda: _started(hosts.project, [*tags, "dropped"]),
+               what="every run inside its slow node")
     (b,) = hosts.start(1)
     a.kill()
-    hosts.go()
     with b.client() as on_b:
+        dropped = runs.pop()
+        cancelled = on_b.post(f"{_path(dropped)}/cancel", params={"wait": "true"}, timeout=15)
+        assert cancelled.status_code == 200, cancelled.text
+        record = on_b.get(_path(dropped)).json()
+        assert record["status"] == "interrupted"
+        assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 1  # not claimed again
+        assert on_b.get(f"/threads/{dropped['thread_id']}").json()["status"] != "busy"
+        hosts.go()
         for run in runs:
             joined = on_b.get(f"{_path(run)}/join").json()
             assert joined["log"] == ["first", "slow", "last"]  # every step's output once
@@ -160,29 +176,36 @@ def test_sigkill_of_a_host_with_runs_in_flight_finishes_each_run_once(hosts: Hos
         assert counts[(tag, "first")] == 1  # a finished step is not run again
         assert counts[(tag, "slow-start")] == 2  # the killed attempt, then the retry
         assert counts[(tag, "last")] == 1
+    assert counts[("dropped", "slow-start")] == 1  # a cancelled run is not retried
 
 
 def test_a_rolling_restart_loses_no_run_and_spends_no_attempt(hosts: Hosts) -> None:
-    """Mutation-checked: `release` without `attempt - 1` makes run_attempt 2."""
+    """SIGTERM: host0 drains (1 s), stops its attempts and gives the runs back; host1 resumes
+    them after `first`. The async node stops at once; the sync one only when it returns,
+    and host0 exits then (its stale attempt writes nothing the thread shows).
+    Mutation-checked: `release` without `attempt - 1` makes run_attempt 2."""
     (a,) = hosts.start(1)
-    tags = [f"s{i}" for i in range(2)]
     with a.client() as on_a:
-        runs = [_run(on_a, tag, "agent_async") for tag in tags]
-    wait_until(lambda: _started(hosts.project, tags), what="both runs inside their slow node")
+        runs = [_run(on_a, "s0", "agent_async"), _run(on_a, "s1", "agent")]
+    wait_until(lambda: _started(hosts.project, ["s0", "s1"]),
+               what="both runs inside their slow node")
     (b,) = hosts.start(1)
-    # drains for 1 s, then gives its runs back (uvicorn re-raises the SIGTERM it handled)
-    assert a.terminate() in (0, -15)
+    a.signal_term()
     wait_until(lambda: _count(hosts.project, "slow-start") == 4,
                what="host1 to take the released runs")
     hosts.go()
+    assert a.proc.wait(30) in (0, -15)  # uvicorn re-raises the SIGTERM it handled
     with b.client() as on_b:
         for run in runs:
             assert on_b.get(f"{_path(run)}/join").json()["log"] == ["first", "slow", "last"]
             record = on_b.get(_path(run)).json()
             assert record["status"] == "success"
             assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 1
+            state = on_b.get(f"/threads/{run['thread_id']}/state").json()
+            assert state["values"]["log"] == ["first", "slow", "last"] and state["next"] == []
     counts = Counter((line[0], line[1]) for line in log_lines(hosts.project))
-    assert all(counts[(tag, "first")] == 1 and counts[(tag, "last")] == 1 for tag in tags)
+    assert all(counts[(tag, "first")] == 1 and counts[(tag, "last")] == 1
+               for tag in ("s0", "s1"))
 
 
 def test_redis_killed_mid_run_runs_still_finish_and_streams_resume(
@@ -254,21 +277,25 @@ def test_five_hosts_started_together_on_an_empty_database_migrate_once(
 
 @pytest.mark.timeout(100)  # waits for the next minute boundary (at most 60 s)
 def test_a_one_minute_cron_over_three_hosts_fires_once_a_minute(hosts: Hosts) -> None:
-    """Every host learns of the cron (rescan) and wakes at the boundary; one fires.
-    Mutation-checked: a plain `put_extra` instead of the compare-and-set fires 3 runs."""
-    first, *_ = hosts.start(3)
-    second = datetime.now(UTC).second
-    if second >= 52:  # leave the other hosts a rescan (5 s) to learn of it before the boundary
-        time.sleep(60.5 - second)
+    """The host the cron was created on dies; the other two learn of it (their schedulers
+    rescan the shared records) and wake at the boundary; one fires. Mutation-checked: a
+    plain `put_extra` instead of the compare-and-set fires it 3 times (with every host
+    alive; twice here), and without the rescan it never fires."""
+    first, second, _ = hosts.start(3)
+    now = datetime.now(UTC).second
+    if now >= 52:  # leave the other hosts a rescan (5 s) to learn of it before the boundary
+        time.sleep(60.5 - now)
     with first.client() as client:
         thread_id = client.post("/threads", json={}).json()["thread_id"]
         cron = client.post(f"/threads/{thread_id}/runs/crons", json={
             "assistant_id": "quick", "schedule": "* * * * *", "input": {"tag": "cron"},
         })
         assert cron.status_code == 200, cron.text
-        wait_until(lambda: any(line[0] == "cron" for line in log_lines(hosts.project)),
-                   timeout=70, what="the cron to fire at the next minute")
-        time.sleep(3)  # other hosts fire at the same instant, if at all
+    first.kill()
+    wait_until(lambda: any(line[0] == "cron" for line in log_lines(hosts.project)),
+               timeout=70, what="the cron to fire at the next minute")
+    time.sleep(3)  # the other host fires at the same instant, if at all
+    with second.client() as client:
         runs = client.get(f"/threads/{thread_id}/runs").json()
     fired = [line for line in log_lines(hosts.project) if line[0] == "cron"]
     assert len(runs) == 1 and len(fired) == 1, (runs, fired)

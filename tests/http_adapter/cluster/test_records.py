@@ -19,6 +19,7 @@ import pytest
 
 from http_adapter.agent_server.cluster._schema import MIGRATIONS
 from http_adapter.agent_server.cluster.records import PgRecords
+from http_adapter.agent_server.errors import UnprocessableEntity
 from http_adapter.agent_server.records import Records, RecordStats, RecordStore
 from http_adapter.agent_server.schemas import Assistant, Run, Thread
 from tests.services import PgBouncer
@@ -366,12 +367,13 @@ async def test_put_run_leaves_the_queue_columns_alone(pg_url: str) -> None:
 
 
 async def test_a_nul_character_is_refused_whole(pg_url: str) -> None:
-    """`jsonb` cannot hold U+0000 (the embedded back end can): the write fails and nothing of
-    it is stored, neither the run nor the thread written with it."""
+    """`jsonb` cannot hold U+0000 (the embedded back end can): the write fails with a 422
+    (not the database's error, a 500) and nothing of it is stored, neither the run nor the
+    thread written with it."""
     records = PgRecords(pg_url)
     await records.open()
     try:
-        with pytest.raises(asyncpg.UntranslatableCharacterError):
+        with pytest.raises(UnprocessableEntity, match="NUL character"):
             await records.put_runs([run("r1")], [thread("t1", metadata={"x": "\x00"})])
         assert await records.get_run("r1") is None
         assert await records.stats() == RecordStats(assistants=0, threads={}, runs={})
@@ -382,6 +384,7 @@ async def test_a_nul_character_is_refused_whole(pg_url: str) -> None:
 _RACER = """
 import asyncio, os, sys, time
 from http_adapter.agent_server.cluster.records import PgRecords
+from http_adapter.agent_server.errors import UnprocessableEntity
 from http_adapter.agent_server.schemas import Thread
 
 async def main(url, go):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "Difference"]
+__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "Difference"]
 
 Transcript = list[dict[str, Any]]
 
@@ -237,6 +237,24 @@ EVERYWHERE = Difference(
     "(equal to `langgraph_node`, which stays)",
     _without_graph_node,
 )
+
+def _services_checked(transcript: Transcript) -> Transcript:
+    """/ok on PostgreSQL + Redis: what was checked and that it answered."""
+    body = transcript[0]["body"]
+    assert body["services"] == {"postgres": "ok", "redis": "ok"}, body
+    body["services"] = {}
+    return transcript
+
+
+# Where the replay on PostgreSQL + Redis (issue 19 §11) answers differently from the SQLite
+# back end, applied on top of the above: the recordings come from the in-memory `langgraph dev`.
+ON_POSTGRES: dict[str, Difference] = {
+    "system_ok": Difference(
+        "/ok names each service it checked, the database and Redis (issue 19 §10); the "
+        "in-memory `langgraph dev` has none",
+        _services_checked,
+    ),
+}
 
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.

@@ -26,14 +26,24 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _storage(database_url: str | None, redis_url: str | None) -> list[str]:
+    """Nothing on disk, or PostgreSQL + Redis (issue 19 §11: the replay runs on both back ends)."""
+    if database_url is None:
+        return ["--in-memory"]
+    argv = ["--database-url", database_url, "--drain-grace", "1"]
+    return argv + (["--redis-url", redis_url] if redis_url else [])
+
+
 class Server:
     """A server subprocess serving a fresh copy of the app on a free loopback port.
 
     `langgraph` is the path of a `langgraph` executable (langgraph-cli[inmem] in its own venv):
-    then it is the reference; otherwise `graphrun dev --in-memory` from this interpreter.
+    then it is the reference; otherwise `graphrun dev --in-memory` from this interpreter, or
+    `graphrun dev --database-url ... --redis-url ...` when given those.
     """
 
-    def __init__(self, langgraph: str | None = None) -> None:
+    def __init__(self, langgraph: str | None = None, *, database_url: str | None = None,
+                 redis_url: str | None = None) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="parity-"))
         app = self.work / "app"
         shutil.copytree(APP, app, ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
@@ -47,8 +57,8 @@ class Server:
         else:
             env["PARITY_LIB"] = "engine"
             env["PYTHONPATH"] = str(_ROOT)
-            argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--in-memory",
-                    "--port", str(port), "--log-level", "warning"]
+            argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--port", str(port),
+                    "--log-level", "warning", *_storage(database_url, redis_url)]
         self.log = open(self.work / "server.log", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(argv, cwd=app, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)

@@ -9,13 +9,16 @@ Issue 18.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.amber import AmberSnapshotExtension
 
 from . import scenarios  # noqa: F401 - fills the registry
-from .differences import DIFFERENCES, EVERYWHERE, EXPECTED_FAILURES
+from .differences import DIFFERENCES, EVERYWHERE, EXPECTED_FAILURES, ON_POSTGRES
 from .registry import SCENARIOS
 from .servers import Server, reset
 from .transcript import Session, normalize
@@ -23,16 +26,55 @@ from .transcript import Session, normalize
 REFERENCE = os.environ.get("PARITY_REFERENCE_URL")
 
 
+# Issue 19 §11: the replay runs on both back ends against the same recordings.
+pytestmark = pytest.mark.backends("sqlite", "postgres")
+
+
+class _OneRecording(AmberSnapshotExtension):
+    """Both back ends compare with the one recording of `langgraph dev`: the back end's id is
+    left out of the snapshot's name."""
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+        name = super().get_snapshot_name(test_location=test_location, index=index)
+        return re.sub(r"\[(sqlite|postgres)-", "[", name)
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(_OneRecording)
+
+
 @pytest.fixture(scope="module")
-def parity_url() -> Iterator[str]:
+def parity_url(backend: str, request: pytest.FixtureRequest) -> Iterator[str]:
     if REFERENCE:
         yield REFERENCE
         return
-    server = Server()
+    if backend == "sqlite":
+        server = Server()
+        try:
+            yield server.url
+        finally:
+            server.stop()
+        return
+    yield from _on_postgres(request)
+
+
+def _on_postgres(request: pytest.FixtureRequest) -> Iterator[str]:
+    """`graphrun dev` on a database of the session's PostgreSQL and its Redis, for the module."""
+    import redis as redis_client  # the `postgres` extra
+
+    cluster = request.getfixturevalue("pg_cluster")
+    redis = request.getfixturevalue("redis_server")
+    database = cluster.lend_database()
+    server = Server(database_url=database, redis_url=redis.url)
     try:
         yield server.url
     finally:
         server.stop()
+        cluster.give_back(database)
+        with redis_client.Redis.from_url(redis.url) as client:
+            client.flushall()  # as `redis_url` does after each test
 
 
 def _marks(name: str) -> list[Any]:
@@ -42,7 +84,7 @@ def _marks(name: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in sorted(SCENARIOS)])
-def test_scenario(name: str, parity_url: str, snapshot: Any) -> None:
+def test_scenario(name: str, parity_url: str, backend: str, snapshot: Any) -> None:
     reset(parity_url)
     session = Session(parity_url)
     try:
@@ -54,11 +96,14 @@ def test_scenario(name: str, parity_url: str, snapshot: Any) -> None:
         transcript = EVERYWHERE.apply(transcript)
         if name in DIFFERENCES:
             transcript = DIFFERENCES[name].apply(transcript)
+        if backend == "postgres" and name in ON_POSTGRES:
+            transcript = ON_POSTGRES[name].apply(transcript)
     assert transcript == snapshot
 
 
 def test_differences_name_real_scenarios() -> None:
     assert set(DIFFERENCES) <= set(SCENARIOS)
     assert set(EXPECTED_FAILURES) <= set(SCENARIOS)
-    assert all(d.reason for d in DIFFERENCES.values())
+    assert set(ON_POSTGRES) <= set(SCENARIOS)
+    assert all(d.reason for d in [*DIFFERENCES.values(), *ON_POSTGRES.values()])
     assert not set(DIFFERENCES) & set(EXPECTED_FAILURES)
