@@ -44,6 +44,7 @@ class Claim:
     attempt: int
     cancel_action: str | None
     claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
+    more: bool = True  # other due runs were pending when this one was claimed: look again
 
 
 @dataclasses.dataclass(slots=True)
@@ -148,7 +149,9 @@ WHERE run_id = (
         SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running'
             OR (o.status = 'pending' AND o.seq < r.seq AND o.not_before <= now())))
     ORDER BY r.seq FOR UPDATE SKIP LOCKED LIMIT 1)
-RETURNING run_id, body::text, attempt, token, cancel_action, claims
+RETURNING run_id, body::text, attempt, token, cancel_action, claims, EXISTS (
+    SELECT 1 FROM server_runs m WHERE m.status = 'pending' AND m.not_before <= now()
+        AND m.run_id <> server_runs.run_id) AS more
 """
 
 
@@ -239,7 +242,7 @@ class Ledger:
                 return None
             run = _run(row["body"], "running")
             return Claim(run, row["token"], row["attempt"], row["cancel_action"],
-                         claimed_before=row["claims"] > 1)
+                         claimed_before=row["claims"] > 1, more=row["more"])
 
     async def started(self, claim: Claim, run: Run) -> bool:
         """Store the running run's body (its kwargs as this attempt started them)."""

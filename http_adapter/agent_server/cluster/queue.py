@@ -248,26 +248,28 @@ class ClusterQueue:
         while not self._draining:
             await self._slots.acquire()
             try:
-                started = await self._start_one(tg)
+                started, more = await self._start_one(tg)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 logger.warning("Claiming failed (will retry): %s", error)
-                started = False
+                started = more = False
             if not started:
                 self._slots.release()
+            if not (started and more):  # nothing else was due: no empty claim, wait for a wake
                 await self._idle()
 
-    async def _start_one(self, tg: anyio.abc.TaskGroup) -> bool:
+    async def _start_one(self, tg: anyio.abc.TaskGroup) -> tuple[bool, bool]:
+        """(a run was started, others may be due now)."""
         run = self._due_stateless()
         if run is not None:
             self._stateless_due.pop(run.run_id, None)
             self.waits.observe(queue_wait(run))
             tg.start_soon(self._run_stateless, run)
-            return True
+            return True, True
         if self._draining:
-            return False
+            return False, False
         claim = await self.ledger.claim() if self.ledger is not None else None
         if claim is None:
-            return False
+            return False, False
         if not claim.claimed_before:  # a retried run waited while it ran before
             self.waits.observe(queue_wait(claim.run))
         active = Active(anyio.CancelScope())
@@ -276,7 +278,7 @@ class ClusterQueue:
         assert self._heartbeat is not None
         self._heartbeat.track(claim.run.run_id, claim.token)
         tg.start_soon(self._run_claim, claim, active)
-        return True
+        return True, claim.more
 
     def _due_stateless(self) -> Run | None:
         clock = time.monotonic()
@@ -340,7 +342,7 @@ class ClusterQueue:
             # it waited for the drain's slower attempts, the reaper would have taken the run
             # back and spent an attempt.
             if await self.ledger.release([claim]):
-                self._signal("wake")
+                self._signal("wake", self.host)
             return
         if active.action in _STOPPED:
             return
