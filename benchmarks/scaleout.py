@@ -4,9 +4,10 @@ processes, against the embedded SQLite default, in one run on one machine.
 `python -m benchmarks.scaleout [--quick] [--reps N] [--modes sqlite,pg_1,pg_2] [--json PATH]`
 
 Every mode serves the same 3-node chain (`benchmarks.http`'s project) with `graphrun serve`
-subprocesses on loopback. Every mode's servers are started first, then the modes are measured
-in turn `--reps` times (interleaved, so a load spike on the shared machine hits every mode
-alike); a figure is the median over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
+subprocesses on loopback. Every mode's servers are started first, then every case is measured
+`--reps` times, the modes interleaved (the sequential runs of all modes take turns every 20
+runs, so a load spike on the shared machine hits every mode alike); a figure is the median
+over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
 checkpointed, the thread's status written), the path the scale-out back end changes; stateless
 runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
 
@@ -79,20 +80,30 @@ def _thread(client: httpx.Client) -> str:
     return str(response.json()["thread_id"])
 
 
-def _sequential(servers: list[Server], runs: int) -> dict[str, Any]:
-    with httpx.Client(base_url=servers[0].url, timeout=30) as client:
-        path = f"/threads/{_thread(client)}/runs/wait"
-        for _ in range(5):
-            client.post(path, json=_BODY).raise_for_status()
-        times = []
-        for index in range(runs):
-            if index % _PER_THREAD == 0:
+def _sequential(started: dict[str, list[Server]], runs: int) -> dict[str, dict[str, Any]]:
+    """One client per mode; the modes take turns block by block (a new thread and one
+    untimed run, then `_PER_THREAD` timed ones), so a load spike on the shared machine lands
+    on every mode alike. (Turns of one request each would time every mode while the other
+    modes' servers still finish the previous run: SQLite's p50 tripled.)"""
+    clients = {mode: httpx.Client(base_url=servers[0].url, timeout=30)
+               for mode, servers in started.items()}
+    times: dict[str, list[float]] = {mode: [] for mode in started}
+    try:
+        for _ in range(max(1, runs // _PER_THREAD)):
+            for mode, client in clients.items():
                 path = f"/threads/{_thread(client)}/runs/wait"
-            started = time.perf_counter()
-            client.post(path, json=_BODY).raise_for_status()
-            times.append(time.perf_counter() - started)
-    out = stats(times)
-    out["runs_per_s"] = runs / sum(times)
+                client.post(path, json=_BODY).raise_for_status()
+                for _ in range(_PER_THREAD):
+                    began = time.perf_counter()
+                    client.post(path, json=_BODY).raise_for_status()
+                    times[mode].append(time.perf_counter() - began)
+    finally:
+        for client in clients.values():
+            client.close()
+    out = {}
+    for mode, measured in times.items():
+        out[mode] = stats(measured)
+        out[mode]["runs_per_s"] = len(measured) / sum(measured)
     return out
 
 
@@ -126,11 +137,12 @@ def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[st
     return out
 
 
-def _measure(servers: list[Server], quick: bool) -> dict[str, dict[str, Any]]:
-    return {
-        "wait_sequential": _sequential(servers, 40 if quick else 200),
-        "wait_10_clients": _concurrent(servers, 10, 6 if quick else 30),
-    }
+def _measure(started: dict[str, list[Server]], quick: bool) -> dict[str, dict[str, Any]]:
+    """One repetition of every case: {mode: {case: figures}}."""
+    sequential = _sequential(started, 40 if quick else 200)
+    return {mode: {"wait_sequential": sequential[mode],
+                   "wait_10_clients": _concurrent(servers, 10, 6 if quick else 30)}
+            for mode, servers in started.items()}
 
 
 def _summary(reps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -159,8 +171,8 @@ def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str
                 url, redis_url = pg.new_database(), stack.enter_context(RedisServer()).url
             started[mode] = stack.enter_context(_mode(work, mode, url, redis_url))
         for _ in range(reps):
-            for mode in modes:
-                measured[mode].append(_measure(started[mode], quick))
+            for mode, figures in _measure(started, quick).items():
+                measured[mode].append(figures)
     results = {
         mode: {case: _summary([rep[case] for rep in runs]) for case in runs[0]}
         for mode, runs in measured.items()
