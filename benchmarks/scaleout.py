@@ -17,6 +17,9 @@ runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_
 - `wait_10_clients`: ten clients, each on its own thread, spread round robin over the
   processes: runs/s (and the p50 of one run's latency under that load).
 
+Beside each: the server processes' CPU time per run (user + system, from /proc; PostgreSQL's
+and Redis's own CPU not counted), which the shared machine's load moves much less than latency.
+
 PostgreSQL and Redis are throwaway servers from Debian's packages (`tests.services`), as in
 the tests: no fsync on PostgreSQL, so both modes skip the disk flush alike (SQLite's
 `synchronous=NORMAL` in WAL mode does not fsync per commit either).
@@ -28,6 +31,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -74,6 +78,16 @@ def _mode(work: Path, mode: str, pg_url: str | None, redis_url: str | None) -> I
             server.stop()
 
 
+def _cpu_s(servers: list[Server]) -> float:
+    """CPU seconds the server processes have used (user + system): a cost per run that the
+    other sessions' load on the shared machine does not move much, unlike latency."""
+    total = 0
+    for server in servers:
+        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (in clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _thread(client: httpx.Client) -> str:
     response = client.post("/threads", json={})
     response.raise_for_status()
@@ -88,15 +102,18 @@ def _sequential(started: dict[str, list[Server]], runs: int) -> dict[str, dict[s
     clients = {mode: httpx.Client(base_url=servers[0].url, timeout=30)
                for mode, servers in started.items()}
     times: dict[str, list[float]] = {mode: [] for mode in started}
+    cpu = dict.fromkeys(started, 0.0)
     try:
         for _ in range(max(1, runs // _PER_THREAD)):
             for mode, client in clients.items():
                 path = f"/threads/{_thread(client)}/runs/wait"
                 client.post(path, json=_BODY).raise_for_status()
+                before = _cpu_s(started[mode])
                 for _ in range(_PER_THREAD):
                     began = time.perf_counter()
                     client.post(path, json=_BODY).raise_for_status()
                     times[mode].append(time.perf_counter() - began)
+                cpu[mode] += _cpu_s(started[mode]) - before
     finally:
         for client in clients.values():
             client.close()
@@ -104,6 +121,7 @@ def _sequential(started: dict[str, list[Server]], runs: int) -> dict[str, dict[s
     for mode, measured in times.items():
         out[mode] = stats(measured)
         out[mode]["runs_per_s"] = len(measured) / sum(measured)
+        out[mode]["cpu_ms_per_run"] = cpu[mode] * 1000 / len(measured)
     return out
 
 
@@ -128,12 +146,13 @@ def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[st
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         done = [pool.submit(work, i) for i in range(clients)]
         ready.wait()
-        started = time.perf_counter()
+        started, before = time.perf_counter(), _cpu_s(servers)
         for future in done:
             future.result()
-        elapsed = time.perf_counter() - started
+        elapsed, used = time.perf_counter() - started, _cpu_s(servers) - before
     out = stats(times)
     out["runs_per_s"] = clients * per_client / elapsed
+    out["cpu_ms_per_run"] = used * 1000 / (clients * per_client)
     return out
 
 
@@ -153,7 +172,8 @@ def _summary(reps: list[dict[str, Any]]) -> dict[str, Any]:
             "median_ms_high": max(p50s), "runs_per_s": statistics.median(rates),
             "runs_per_s_low": min(rates), "runs_per_s_high": max(rates),
             "q1_ms": statistics.median(r["q1_ms"] for r in reps),
-            "q3_ms": statistics.median(r["q3_ms"] for r in reps), "reps": reps}
+            "q3_ms": statistics.median(r["q3_ms"] for r in reps),
+            "cpu_ms_per_run": statistics.median(r["cpu_ms_per_run"] for r in reps), "reps": reps}
 
 
 def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str, Any]:
@@ -198,7 +218,7 @@ def _spread(low: float, high: float, digits: int) -> str:
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"{'case':<34} {'p50 ms':>7} {'(low-high)':>13} {'runs/s':>7} {'(low-high)':>13} "
-             f"{'p50-sqlite':>10} {'x sqlite':>8}"]
+             f"{'p50-sqlite':>10} {'x sqlite':>8} {'cpu ms/run':>10}"]
     for case in report["cases"]:
         f = case["figures"]
         minus, ratio = case["p50_minus_sqlite_ms"], case["runs_per_s_vs_sqlite"]
@@ -207,7 +227,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"{_spread(f['median_ms_low'], f['median_ms_high'], 1):>13} "
             f"{f['runs_per_s']:>7.1f} {_spread(f['runs_per_s_low'], f['runs_per_s_high'], 0):>13} "
             f"{'' if minus is None else format(minus, '+.2f'):>10} "
-            f"{'' if ratio is None else format(ratio, '.2f'):>8}"
+            f"{'' if ratio is None else format(ratio, '.2f'):>8} {f['cpu_ms_per_run']:>10.2f}"
         )
     return "\n".join(lines)
 
