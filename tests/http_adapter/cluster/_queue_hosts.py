@@ -94,8 +94,11 @@ async def hosts(url: str, n: int = 2, *, signals: Any = None,
                 if host.queue.signals is not None:
                     await tg.start(host.queue.signals.serve)
                 tg.start_soon(serve, host)
-            yield made
-            tg.cancel_scope.cancel()
+            try:
+                yield made
+            finally:
+                HELD.clear()  # a node held in a worker thread would keep the hosts alive
+                tg.cancel_scope.cancel()
     finally:
         for host in made:
             await host.queue.close()
