@@ -7,9 +7,9 @@ Every mode serves the same 3-node chain (`benchmarks.http`'s project) with `grap
 subprocesses on loopback. Every mode's servers are started first, then every case is measured
 `--reps` times, the modes interleaved (the sequential runs of all modes take turns every 20
 runs, so a load spike on the shared machine hits every mode alike); a figure is the median
-over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
-checkpointed, the thread's status written), the path the scale-out back end changes; stateless
-runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
+over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST
+/threads/{id}/runs/wait`: queued, claimed, checkpointed, the thread's status written), the path
+the scale-out back end changes; stateless runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
 
 - `wait_sequential`: one client, runs back to back: p50 latency. The issue's bar: PostgreSQL +
   Redis within +5 ms of SQLite. The client moves to a new thread every 20 runs, so the thread's
