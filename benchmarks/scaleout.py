@@ -4,17 +4,21 @@ processes, against the embedded SQLite default, in one run on one machine.
 `python -m benchmarks.scaleout [--quick] [--reps N] [--modes sqlite,pg_1,pg_2] [--json PATH]`
 
 Every mode serves the same 3-node chain (`benchmarks.http`'s project) with `graphrun serve`
-subprocesses on loopback. Every mode's servers are started first, then the modes are measured
-in turn `--reps` times (interleaved, so a load spike on the shared machine hits every mode
-alike); a figure is the median over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST /threads/{id}/runs/wait`: queued, claimed,
-checkpointed, the thread's status written), the path the scale-out back end changes; stateless
-runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
+subprocesses on loopback. Every mode's servers are started first, then every case is measured
+`--reps` times, the modes interleaved (the sequential runs of all modes take turns every 20
+runs, so a load spike on the shared machine hits every mode alike); a figure is the median
+over repetitions, with the lowest and highest beside it. Runs are thread runs (`POST
+/threads/{id}/runs/wait`: queued, claimed, checkpointed, the thread's status written), the path
+the scale-out back end changes; stateless runs stay in the process that took them. Cases, per mode (`sqlite`, `pg_1`, `pg_2`):
 
 - `wait_sequential`: one client, runs back to back: p50 latency. The issue's bar: PostgreSQL +
   Redis within +5 ms of SQLite. The client moves to a new thread every 20 runs, so the thread's
   state (the chain appends to a list) stays small whatever the number of runs.
 - `wait_10_clients`: ten clients, each on its own thread, spread round robin over the
   processes: runs/s (and the p50 of one run's latency under that load).
+
+Beside each: the server processes' CPU time per run (user + system, from /proc; PostgreSQL's
+and Redis's own CPU not counted), which the shared machine's load moves much less than latency.
 
 PostgreSQL and Redis are throwaway servers from Debian's packages (`tests.services`), as in
 the tests: no fsync on PostgreSQL, so both modes skip the disk flush alike (SQLite's
@@ -27,6 +31,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -73,26 +78,50 @@ def _mode(work: Path, mode: str, pg_url: str | None, redis_url: str | None) -> I
             server.stop()
 
 
+def _cpu_s(servers: list[Server]) -> float:
+    """CPU seconds the server processes have used (user + system): a cost per run that the
+    other sessions' load on the shared machine does not move much, unlike latency."""
+    total = 0
+    for server in servers:
+        fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (in clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _thread(client: httpx.Client) -> str:
     response = client.post("/threads", json={})
     response.raise_for_status()
     return str(response.json()["thread_id"])
 
 
-def _sequential(servers: list[Server], runs: int) -> dict[str, Any]:
-    with httpx.Client(base_url=servers[0].url, timeout=30) as client:
-        path = f"/threads/{_thread(client)}/runs/wait"
-        for _ in range(5):
-            client.post(path, json=_BODY).raise_for_status()
-        times = []
-        for index in range(runs):
-            if index % _PER_THREAD == 0:
+def _sequential(started: dict[str, list[Server]], runs: int) -> dict[str, dict[str, Any]]:
+    """One client per mode; the modes take turns block by block (a new thread and one
+    untimed run, then `_PER_THREAD` timed ones), so a load spike on the shared machine lands
+    on every mode alike. (Turns of one request each would time every mode while the other
+    modes' servers still finish the previous run: SQLite's p50 tripled.)"""
+    clients = {mode: httpx.Client(base_url=servers[0].url, timeout=30)
+               for mode, servers in started.items()}
+    times: dict[str, list[float]] = {mode: [] for mode in started}
+    cpu = dict.fromkeys(started, 0.0)
+    try:
+        for _ in range(max(1, runs // _PER_THREAD)):
+            for mode, client in clients.items():
                 path = f"/threads/{_thread(client)}/runs/wait"
-            started = time.perf_counter()
-            client.post(path, json=_BODY).raise_for_status()
-            times.append(time.perf_counter() - started)
-    out = stats(times)
-    out["runs_per_s"] = runs / sum(times)
+                client.post(path, json=_BODY).raise_for_status()
+                before = _cpu_s(started[mode])
+                for _ in range(_PER_THREAD):
+                    began = time.perf_counter()
+                    client.post(path, json=_BODY).raise_for_status()
+                    times[mode].append(time.perf_counter() - began)
+                cpu[mode] += _cpu_s(started[mode]) - before
+    finally:
+        for client in clients.values():
+            client.close()
+    out = {}
+    for mode, measured in times.items():
+        out[mode] = stats(measured)
+        out[mode]["runs_per_s"] = len(measured) / sum(measured)
+        out[mode]["cpu_ms_per_run"] = cpu[mode] * 1000 / len(measured)
     return out
 
 
@@ -117,20 +146,22 @@ def _concurrent(servers: list[Server], clients: int, per_client: int) -> dict[st
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         done = [pool.submit(work, i) for i in range(clients)]
         ready.wait()
-        started = time.perf_counter()
+        started, before = time.perf_counter(), _cpu_s(servers)
         for future in done:
             future.result()
-        elapsed = time.perf_counter() - started
+        elapsed, used = time.perf_counter() - started, _cpu_s(servers) - before
     out = stats(times)
     out["runs_per_s"] = clients * per_client / elapsed
+    out["cpu_ms_per_run"] = used * 1000 / (clients * per_client)
     return out
 
 
-def _measure(servers: list[Server], quick: bool) -> dict[str, dict[str, Any]]:
-    return {
-        "wait_sequential": _sequential(servers, 40 if quick else 200),
-        "wait_10_clients": _concurrent(servers, 10, 6 if quick else 30),
-    }
+def _measure(started: dict[str, list[Server]], quick: bool) -> dict[str, dict[str, Any]]:
+    """One repetition of every case: {mode: {case: figures}}."""
+    sequential = _sequential(started, 40 if quick else 200)
+    return {mode: {"wait_sequential": sequential[mode],
+                   "wait_10_clients": _concurrent(servers, 10, 6 if quick else 30)}
+            for mode, servers in started.items()}
 
 
 def _summary(reps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -141,7 +172,8 @@ def _summary(reps: list[dict[str, Any]]) -> dict[str, Any]:
             "median_ms_high": max(p50s), "runs_per_s": statistics.median(rates),
             "runs_per_s_low": min(rates), "runs_per_s_high": max(rates),
             "q1_ms": statistics.median(r["q1_ms"] for r in reps),
-            "q3_ms": statistics.median(r["q3_ms"] for r in reps), "reps": reps}
+            "q3_ms": statistics.median(r["q3_ms"] for r in reps),
+            "cpu_ms_per_run": statistics.median(r["cpu_ms_per_run"] for r in reps), "reps": reps}
 
 
 def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str, Any]:
@@ -159,8 +191,8 @@ def run(quick: bool, reps: int = 1, modes: tuple[str, ...] = _MODES) -> dict[str
                 url, redis_url = pg.new_database(), stack.enter_context(RedisServer()).url
             started[mode] = stack.enter_context(_mode(work, mode, url, redis_url))
         for _ in range(reps):
-            for mode in modes:
-                measured[mode].append(_measure(started[mode], quick))
+            for mode, figures in _measure(started, quick).items():
+                measured[mode].append(figures)
     results = {
         mode: {case: _summary([rep[case] for rep in runs]) for case in runs[0]}
         for mode, runs in measured.items()
@@ -186,7 +218,7 @@ def _spread(low: float, high: float, digits: int) -> str:
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"{'case':<34} {'p50 ms':>7} {'(low-high)':>13} {'runs/s':>7} {'(low-high)':>13} "
-             f"{'p50-sqlite':>10} {'x sqlite':>8}"]
+             f"{'p50-sqlite':>10} {'x sqlite':>8} {'cpu ms/run':>10}"]
     for case in report["cases"]:
         f = case["figures"]
         minus, ratio = case["p50_minus_sqlite_ms"], case["runs_per_s_vs_sqlite"]
@@ -195,7 +227,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"{_spread(f['median_ms_low'], f['median_ms_high'], 1):>13} "
             f"{f['runs_per_s']:>7.1f} {_spread(f['runs_per_s_low'], f['runs_per_s_high'], 0):>13} "
             f"{'' if minus is None else format(minus, '+.2f'):>10} "
-            f"{'' if ratio is None else format(ratio, '.2f'):>8}"
+            f"{'' if ratio is None else format(ratio, '.2f'):>8} {f['cpu_ms_per_run']:>10.2f}"
         )
     return "\n".join(lines)
 

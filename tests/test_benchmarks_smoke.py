@@ -177,3 +177,27 @@ def test_ceilings_async_clock_counts_a_nested_timed_call_once() -> None:
     outer = clock.wrap_async(lambda: inner())
     asyncio.run(outer())
     assert 0.05 <= clock.take() < 0.09  # counted twice it would be >= 0.1
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(
+    not _importable("asyncpg", "langgraph.checkpoint.postgres"),
+    reason="needs asyncpg and langgraph-checkpoint-postgres",
+)
+def test_pg_bound_splits_a_postgres_run_into_cpu_and_waiting() -> None:
+    """`python -m benchmarks.pg_bound` (issue 19) finds the saver's loop thread and times its
+    CPU beside the graph thread's; the ceiling counts CPU only, so it is above the ratio."""
+    from benchmarks import _postgres, all_cases, pg_bound
+
+    if not _postgres.available():
+        pytest.skip("no PostgreSQL binaries")
+    cases = {case.name: case for case in all_cases()}
+    name = "checkpoint_long_thread_200_postgres"
+    result = pg_bound.measure(cases[name], cases["checkpoint_long_thread_200_checkpoint"], 2)
+    assert result["writer"] > 0  # the loop thread did the encoding and sending
+    assert result["writer"] < result["graph"] / 2  # a thread of its own, not the caller
+    assert result["server"] > 0  # the inserts ran in the saver's server processes
+    assert result["queued"] >= 0
+    assert result["graphrun"] > result["graph"]  # wall time holds the graph thread's CPU
+    assert result["ceiling"] > result["ratio"] > 0
+    assert pg_bound.main(["checkpoint_chain_100_sqlite"]) == 2  # refused before any run

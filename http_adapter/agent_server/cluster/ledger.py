@@ -44,6 +44,7 @@ class Claim:
     attempt: int
     cancel_action: str | None
     claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
+    more: bool = True  # other due runs were pending when this one was claimed: look again
 
 
 @dataclasses.dataclass(slots=True)
@@ -95,6 +96,50 @@ FROM (SELECT CASE WHEN EXISTS (
 WHERE thread_id = $1::text
 """
 
+# The attempt's end and its thread's record in ONE statement (was two), run after the thread
+# row is locked by its own statement (see above). Its snapshot still shows this run `running`,
+# so the thread is `busy` when ANOTHER run of it is in flight. Zero `ended`: stale, no write.
+_FINISH = """
+WITH r AS (
+    UPDATE server_runs SET status = $3, body = $4::jsonb, outcome = $5::jsonb,
+        owner = NULL, lease_until = NULL
+    WHERE run_id = $1 AND token = $2 AND status = 'running'
+    RETURNING thread_id),
+t AS (
+    UPDATE server_threads SET status = s.status, updated_at = $8::text,
+        body = $9::jsonb || jsonb_build_object('status', s.status, 'updated_at', $8::text)
+    FROM (SELECT CASE WHEN EXISTS (
+            SELECT 1 FROM server_runs WHERE thread_id = (SELECT thread_id FROM r)
+                AND run_id <> $1 AND status IN ('pending', 'running'))
+          THEN 'busy' ELSE $7::text END AS status) AS s
+    WHERE $6 AND thread_id = (SELECT thread_id FROM r)
+    RETURNING 1)
+SELECT count(*) FROM r
+"""
+
+# A pending run and its thread marked busy. The thread's metadata gains the keys the route
+# added (the first graph run names it: graph_id, assistant_id) without losing any another host
+# wrote meanwhile. $1 run_id, $2 thread_id, $3 body, $4 after seconds, $5 stamp, $6 metadata.
+_INSERT_CTES = """
+ins AS (
+    INSERT INTO server_runs (run_id, thread_id, status, body, not_before)
+    SELECT $1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4) {where}
+    RETURNING 1),
+upd AS (
+    UPDATE server_threads SET status = 'busy', updated_at = $5, body = body ||
+        jsonb_build_object('status', 'busy', 'updated_at', $5::text, 'metadata',
+            $6::jsonb || COALESCE(body->'metadata', '{{}}'::jsonb))
+    WHERE thread_id = $2 AND EXISTS (SELECT 1 FROM ins))
+"""
+_INSERT = "WITH " + _INSERT_CTES.format(where="") + "SELECT 1"
+# The thread's runs in flight; the run inserted when there are none, or $7 (enqueue).
+_INFLIGHT_OR_INSERT = (
+    "WITH f AS (SELECT run_id, status, body::text AS body, seq FROM server_runs "
+    "WHERE thread_id = $2 AND status IN ('pending', 'running')), "
+    + _INSERT_CTES.format(where="WHERE $7 OR NOT EXISTS (SELECT 1 FROM f)")
+    + "SELECT run_id, status, body FROM f ORDER BY seq"
+)
+
 _CLAIM = """
 UPDATE server_runs SET status = 'running', attempt = attempt + 1, token = gen_random_uuid(),
     owner = $1, lease_until = now() + make_interval(secs => $2), claims = claims + 1
@@ -104,7 +149,9 @@ WHERE run_id = (
         SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id AND (o.status = 'running'
             OR (o.status = 'pending' AND o.seq < r.seq AND o.not_before <= now())))
     ORDER BY r.seq FOR UPDATE SKIP LOCKED LIMIT 1)
-RETURNING run_id, body::text, attempt, token, cancel_action, claims
+RETURNING run_id, body::text, attempt, token, cancel_action, claims, EXISTS (
+    SELECT 1 FROM server_runs m WHERE m.status = 'pending' AND m.not_before <= now()
+        AND m.run_id <> server_runs.run_id) AS more
 """
 
 
@@ -140,29 +187,20 @@ class Ledger:
                 "DO UPDATE SET status = server_threads.status",
                 thread.thread_id, stamp, _json(thread),
             )
-            inflight = await conn.fetch(
-                "SELECT run_id, status, body::text FROM server_runs "
-                "WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
-                thread.thread_id,
-            )
             strategy = run.multitask_strategy
-            if inflight and strategy == "reject":
+            # One statement: the thread's runs in flight, and the new run inserted (its thread
+            # marked busy) at once when the strategy lets it in whatever is in flight, or
+            # nothing is (the common case: 4 round trips, not 6).
+            values = (run.run_id, run.thread_id, _json(run), float(after), stamp,
+                      _json(thread.metadata or {}))
+            inflight = await conn.fetch(_INFLIGHT_OR_INSERT, *values, strategy == "enqueue")
+            if not inflight or strategy == "enqueue":
+                return done
+            if strategy == "reject":
                 raise Conflict(REJECTED)
-            if inflight and strategy in ("interrupt", "rollback"):
+            if strategy in ("interrupt", "rollback"):
                 await self._displace(conn, inflight, strategy, stamp, done)
-            await conn.execute(
-                "INSERT INTO server_runs (run_id, thread_id, status, body, not_before) "
-                "VALUES ($1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4))",
-                run.run_id, run.thread_id, _json(run), float(after),
-            )
-            # The thread's metadata gains the keys the route added (the first graph run names
-            # it: graph_id, assistant_id) without losing any another host wrote meanwhile.
-            await conn.execute(
-                "UPDATE server_threads SET status = 'busy', updated_at = $2, body = body || "
-                "jsonb_build_object('status', 'busy', 'updated_at', $2::text, 'metadata', "
-                "$3::jsonb || COALESCE(body->'metadata', '{}'::jsonb)) WHERE thread_id = $1",
-                thread.thread_id, stamp, _json(thread.metadata or {}),
-            )
+            await conn.execute(_INSERT, *values)
         return done
 
     async def _displace(self, conn: asyncpg.Connection, inflight: list[asyncpg.Record],
@@ -204,7 +242,7 @@ class Ledger:
                 return None
             run = _run(row["body"], "running")
             return Claim(run, row["token"], row["attempt"], row["cancel_action"],
-                         claimed_before=row["claims"] > 1)
+                         claimed_before=row["claims"] > 1, more=row["more"])
 
     async def started(self, claim: Claim, run: Run) -> bool:
         """Store the running run's body (its kwargs as this attempt started them)."""
@@ -225,18 +263,12 @@ class Ledger:
             raise ValueError(f"finish needs a final status, not {run.status!r}")
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(_LOCK_THREAD, run.thread_id)
-            result = await conn.execute(
-                "UPDATE server_runs SET status = $3, body = $4::jsonb, outcome = $5::jsonb, "
-                "owner = NULL, lease_until = NULL "
-                "WHERE run_id = $1 AND token = $2 AND status = 'running'",
-                run.run_id, claim.token, run.status, _json(run), _json(outcome),
+            ended = await conn.fetchval(
+                _FINISH, run.run_id, claim.token, run.status, _json(run), _json(outcome),
+                thread is not None, thread.status if thread else None, stamp,
+                _json(thread) if thread else None,
             )
-            if result == "UPDATE 0":
-                return False
-            if thread is not None:
-                await conn.execute(_SETTLE_THREAD, thread.thread_id, thread.status, stamp,
-                                   _json(thread), None)
-        return True
+        return bool(ended)
 
     async def finish_rollback(self, claim: Claim, thread: Thread | None, stamp: str) -> bool:
         """A run cancelled with `rollback`: delete it (token-conditioned) and settle its thread."""

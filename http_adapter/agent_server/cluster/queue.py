@@ -84,6 +84,7 @@ class ClusterQueue:
         self._slots = anyio.Semaphore(max(1, state.settings.workers))
         self._wake = anyio.Event()
         self._draining = False
+        self._serving = False  # the dispatcher runs (`serve`)
         self.waits = WaitHistogram()  # how long runs waited for a worker of this host (/metrics)
         self._active: dict[str, Active] = {}
         self._claims: dict[str, Claim] = {}
@@ -126,8 +127,10 @@ class ClusterQueue:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._dispatch, tg)
                 tg.start_soon(self._reap_forever)
+                self._serving = True
                 task_status.started()
         finally:
+            self._serving = False
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._heartbeat.stop)
                 await self.close()
@@ -226,8 +229,17 @@ class ClusterQueue:
             self._remember(run_id, cancelled("rollback"))
             self._closed(run_id)
         self.wake()
-        self._signal("wake", self.host)
+        if not self._claims_here():
+            self._signal("wake", self.host)
         return run
+
+    def _claims_here(self) -> bool:
+        """Whether this host's dispatcher is about to claim a run just queued here: it serves,
+        is not draining and has a free worker slot. Then other hosts are not woken (§7 is
+        about an idle host starting work at once: this one is it). Waking them anyway made
+        every host race for every run and answer its waiter through Redis (2 processes were
+        slower than 1). Should the slot be taken first, the others' poll finds the run."""
+        return self._serving and not self._draining and self._slots.value > 0
 
     # -- dispatching ----------------------------------------------------------------------------
 
@@ -236,26 +248,28 @@ class ClusterQueue:
         while not self._draining:
             await self._slots.acquire()
             try:
-                started = await self._start_one(tg)
+                started, more = await self._start_one(tg)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                 logger.warning("Claiming failed (will retry): %s", error)
-                started = False
+                started = more = False
             if not started:
                 self._slots.release()
+            if not (started and more):  # nothing else was due: no empty claim, wait for a wake
                 await self._idle()
 
-    async def _start_one(self, tg: anyio.abc.TaskGroup) -> bool:
+    async def _start_one(self, tg: anyio.abc.TaskGroup) -> tuple[bool, bool]:
+        """(a run was started, others may be due now)."""
         run = self._due_stateless()
         if run is not None:
             self._stateless_due.pop(run.run_id, None)
             self.waits.observe(queue_wait(run))
             tg.start_soon(self._run_stateless, run)
-            return True
+            return True, True
         if self._draining:
-            return False
+            return False, False
         claim = await self.ledger.claim() if self.ledger is not None else None
         if claim is None:
-            return False
+            return False, False
         if not claim.claimed_before:  # a retried run waited while it ran before
             self.waits.observe(queue_wait(claim.run))
         active = Active(anyio.CancelScope())
@@ -264,7 +278,7 @@ class ClusterQueue:
         assert self._heartbeat is not None
         self._heartbeat.track(claim.run.run_id, claim.token)
         tg.start_soon(self._run_claim, claim, active)
-        return True
+        return True, claim.more
 
     def _due_stateless(self) -> Run | None:
         clock = time.monotonic()
@@ -328,7 +342,7 @@ class ClusterQueue:
             # it waited for the drain's slower attempts, the reaper would have taken the run
             # back and spent an attempt.
             if await self.ledger.release([claim]):
-                self._signal("wake")
+                self._signal("wake", self.host)
             return
         if active.action in _STOPPED:
             return

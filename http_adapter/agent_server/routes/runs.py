@@ -81,21 +81,30 @@ def _check(payload: RunCreate, stateless: bool = False) -> list[str]:
     return modes or ["values"]
 
 
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
 async def _assistant(st: ServerState, assistant_id: str) -> Assistant:
-    """A run's assistant: an assistant id, or a graph name for its built-in assistant."""
-    found = await st.records.get_assistant(assistant_id)
+    """A run's assistant: an assistant id, or a graph name for its built-in assistant.
+    Assistant ids are UUIDs, so a graph name that is not one is looked up once, as its
+    built-in assistant (one round trip on PostgreSQL, not two)."""
+    is_id = _is_uuid(assistant_id)
+    found = await st.records.get_assistant(assistant_id) if is_id else None
     if found is None and assistant_id in st.settings.graphs:
         found = await st.records.get_assistant(assistant_id_for(assistant_id))
     if found is not None:
         return found
-    try:
-        uuid.UUID(assistant_id)
-    except ValueError:
+    if not is_id:
         graphs = ", ".join(st.settings.graphs)
         raise UnprocessableEntity(
             f"Invalid assistant: '{assistant_id}'. Must be either:\n- A valid assistant UUID, "
             f"or\n- One of the registered graphs: {graphs}"
-        ) from None
+        )
     raise NotFound(_NOT_FOUND)
 
 
@@ -268,7 +277,12 @@ def _join_headers(thread_id: str, run_id: str) -> dict[str, str]:
 async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any:
     """What `/wait` and `/join` answer: the values, `__error__` for a failed run, plus
     `__interrupt__` for one that stopped on `interrupt()`; a cancelled or timed-out run
-    answers its last values (as observed)."""
+    answers its last values (as observed). The thread is read only when the answer needs it
+    (not for a run that succeeded or failed: a round trip on PostgreSQL, issue 19)."""
+    if outcome is not None and outcome.status in ("error", "success"):
+        if outcome.status == "error":
+            return {"__error__": outcome.error}
+        return _with_interrupts(outcome.values, outcome.interrupts)
     thread = await st.records.get_thread(run.thread_id)
     if outcome is None:  # finished before this process knew it (e.g. a restart)
         if thread is None:
@@ -279,10 +293,6 @@ async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any
             {"value": i.get("value"), "id": i.get("id"), "response_schema": None}
             for items in (thread.interrupts or {}).values() for i in items
         ])
-    if outcome.status == "error":
-        return {"__error__": outcome.error}
-    if outcome.status == "success":
-        return _with_interrupts(outcome.values, outcome.interrupts)
     if outcome.values is not None or thread is None:
         return outcome.values
     return thread.values
