@@ -10,6 +10,8 @@ stream ends (maybe with fewer events: Redis lost them), none hangs.
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import socket
 import threading
 import time
@@ -206,6 +208,30 @@ def test_redis_stopped_under_load_loses_and_duplicates_no_run(
         load.run(outage)
         load.check(made.project)
     finally:
+        made.close()
+
+
+def test_redis_hung_under_load_loses_and_duplicates_no_run(
+    tmp_path: Path, pg_url: str, own_redis: RedisServer
+) -> None:
+    """SIGSTOP: Redis accepts nothing and answers nothing for 4 s (no error to react to)."""
+    made, started = _start(tmp_path, pg_url, own_redis.url)
+    pid = int(own_redis.pidfile.read_text())
+
+    def hang(done: threading.Event) -> None:
+        done.wait(0.5)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(4)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    try:
+        load = Load(started)
+        load.run(hang)
+        load.check(made.project)
+    finally:
+        os.kill(pid, signal.SIGCONT)
         made.close()
 
 
