@@ -98,8 +98,8 @@ def test_old_redis_is_refused(old_redis: str) -> None:
         anyio.run(check_redis, old_redis)
 
 
-def test_serve_refuses_an_old_redis_with_one_line(tmp_path: Path, old_redis: str,
-                                                  pg_url: str) -> None:
+def test_serve_refuses_an_old_redis_with_one_line(tmp_path: Path, old_redis: str) -> None:
+    """Before anything else starts: no database is reached (none is at this URL)."""
     (tmp_path / "graph.py").write_text(
         "from engine import StateGraph, START\n"
         "from typing import TypedDict\n"
@@ -109,7 +109,8 @@ def test_serve_refuses_an_old_redis_with_one_line(tmp_path: Path, old_redis: str
     (tmp_path / "langgraph.json").write_text('{"graphs": {"g": "./graph.py:graph"}}')
     done = subprocess.run(
         [sys.executable, "-m", "http_adapter.cli", "serve", "--config",
-         str(tmp_path / "langgraph.json"), "--port", "0", "--database-url", pg_url,
+         str(tmp_path / "langgraph.json"), "--port", "0",
+         "--database-url", "postgresql://nobody@127.0.0.1:9/none",
          "--redis-url", old_redis], capture_output=True, text=True, timeout=30,
     )
     assert done.returncode == 1, done.stderr
