@@ -90,8 +90,18 @@ async def copy_tree(source: Path, dest: Path, log: RevisionLog, exclude: Path | 
             skipped.update(n for n in names if Path(directory, n).resolve() == exclude)
         return skipped
 
+    def copy_file(src: str, dst: str) -> None:
+        """A file deleted while the tree is being copied (a live working directory) is simply
+        not part of the copy, as if the copy had started a moment later."""
+        try:
+            shutil.copy2(src, dst, follow_symlinks=False)
+        except FileNotFoundError:
+            if os.path.lexists(src):
+                raise
+
     await anyio.to_thread.run_sync(
-        lambda: shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True))
+        lambda: shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True,
+                                copy_function=copy_file))
 
 
 async def fetch_git(url: str, ref: str | None, dest: Path, log: RevisionLog) -> str:

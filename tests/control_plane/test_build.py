@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,23 @@ def test_copy_tree_skips_caches_and_the_control_plane_directory(tmp_path: Path) 
     assert "copying" in (tmp_path / "build.log").read_text()
     with pytest.raises(BuildFailed, match="does not exist"):
         anyio.run(copy_tree, tmp_path / "nope", dest, log)
+
+
+def test_copy_tree_leaves_out_a_file_deleted_while_it_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live working directory changes under the copy (the CI failure: a marker file unlinked
+    between copytree's listing and its copy failed the build)."""
+    source = write_project(tmp_path / "project")
+    (source / "gone").write_text("")
+    real = shutil.copy2
+
+    def vanishing(src: str, dst: str, **kwargs: object) -> object:
+        if Path(src).name == "gone":
+            Path(src).unlink()
+        return real(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "copy2", vanishing)
+    dest = tmp_path / "copy"
+    anyio.run(copy_tree, source, dest, RevisionLog(tmp_path / "build.log"))
+    assert sorted(p.name for p in dest.iterdir()) == ["agent.py", "langgraph.json"]
