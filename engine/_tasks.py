@@ -19,7 +19,7 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -35,7 +35,10 @@ from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
-__all__ = ["drive_async", "drive_sync"]
+if TYPE_CHECKING:
+    from ._worker import Halt
+
+__all__ = ["drive_async", "drive_sync", "write_out"]
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _DONE = object()
@@ -210,8 +213,7 @@ def _stopped(run: Run) -> bool:
 
 
 def _done(run: Run, task: Task) -> None:
-    if _stopped(run):  # finished after the cancel: its writes are not saved (issue 18)
-        run.task_cancelled(task)
+    if _stopped(run):  # finished after the cancel: dropped (issue 18; `_worker.Halt`)
         return
     run.cache_writes(task)
     run.task_finished(task)
@@ -386,7 +388,23 @@ def _sync_ops(run: Run) -> dict[str, Any]:
 
 def flush_sync(run: Run, final: bool = False) -> None:
     """Hand the outbox to the saver: "sync" waits for each commit, "async" queues them in
-    order and waits once at the end of the run, "exit" writes everything at the end."""
+    order and waits once at the end of the run, "exit" writes everything at the end.
+
+    A run whose consumer abandoned it (`_worker.Halt`) saves nothing more, nor do its
+    subgraphs: the consumer made its last save."""
+    halt = run.root.stop_event
+    if halt is None:
+        write_out(run, final)
+        return
+    with halt.lock:
+        if halt.is_set():
+            run.outbox.clear()
+            return
+        write_out(run, final)
+
+
+def write_out(run: Run, final: bool = False) -> None:
+    """`flush_sync` without the abandoned-run check (`Halt.abandon` holds its lock)."""
     saver = run.checkpointer
     outbox = run.outbox
     if saver is None:
@@ -452,13 +470,15 @@ def _raise_failure(tasks: list[Task]) -> None:
 
 
 def drive_sync(
-    run: Run, value: Any, saved: Any, live: bool, stop: threading.Event | None = None,
+    run: Run, value: Any, saved: Any, live: bool, stop: Halt | None = None,
 ) -> Iterator[None]:
     """Run to completion; yields after anything that may have produced stream chunks.
 
     Once `stop` is set, a step still running is discarded: tasks that finish after it save
     nothing and the step is not applied; finished steps (and tasks) stay saved."""
     run.stop_event = stop
+    if stop is not None:
+        stop.run = run
     run.restore(saved)
     run.begin(value)
     flush_sync(run)
