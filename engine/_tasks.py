@@ -207,8 +207,9 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
 
 
 def _stopped(run: Run) -> bool:
-    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped."""
-    stop = run.stop_event
+    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped,
+    in its subgraphs too (LangGraph cancels a subgraph's loop with its parent's)."""
+    stop = run.root.stop_event
     return stop is not None and stop.is_set()
 
 

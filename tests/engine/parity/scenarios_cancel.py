@@ -32,13 +32,23 @@ class _Slow:
     """`first -> slow -> last` (with `side` beside `slow` when `parallel`); `slow` blocks until
     released and notes what ran, so the scenario sees whether `last` ran after the cancel."""
 
-    def __init__(self, lib: Any, durability: str, parallel: bool = False) -> None:
+    def __init__(self, lib: Any, durability: str, parallel: bool = False,
+                 nested: bool = False, fails: bool = False) -> None:
         self.ran: list[str] = []
+        self.fails = fails
         self.started, self.release, self.finished = (threading.Event() for _ in range(3))
         self.durability = durability
         b = lib.StateGraph(LogState)
         b.add_node("first", self._note("first"))
-        b.add_node("slow", self._slow)
+        if nested:  # `slow` inside a subgraph, followed there by `inner_after`
+            inner = lib.StateGraph(LogState)
+            inner.add_node("slow", self._slow)
+            inner.add_node("inner_after", self._note("inner_after"))
+            inner.add_edge(lib.START, "slow")
+            inner.add_edge("slow", "inner_after")
+            b.add_node("slow", inner.compile())
+        else:
+            b.add_node("slow", self._slow)
         b.add_node("last", self._note("last"))
         b.add_edge(lib.START, "first")
         b.add_edge("first", "slow")
@@ -62,6 +72,8 @@ class _Slow:
         self.release.wait(HOLD)
         self.ran.append("slow-done")
         self.finished.set()
+        if self.fails:
+            raise ValueError("after the cancel")
         return {"log": ["slow"]}
 
     async def consume(self, chunks: list[Any]) -> None:
@@ -85,7 +97,7 @@ class _Slow:
         t.add("ran", self.ran)
         t.add("saved_at_cancel", saved_at_cancel)
         t.add("saved_later", self.history())
-        t.state("state", self.graph, cfg("1"))
+        t.state("state", self.graph, cfg("1"), subgraphs=True)
 
     def history(self) -> list[Any]:
         return [(h.metadata["step"], h.metadata["source"], h.values, h.next,
@@ -93,9 +105,10 @@ class _Slow:
                 for h in self.graph.get_state_history(cfg("1"))]
 
 
-def _by_task_cancel(lib: Any, durability: str, parallel: bool = False) -> list[Any]:
+def _by_task_cancel(lib: Any, durability: str, parallel: bool = False,
+                    nested: bool = False, fails: bool = False) -> list[Any]:
     t = Transcript()
-    slow = _Slow(lib, durability, parallel)
+    slow = _Slow(lib, durability, parallel, nested, fails)
     chunks: list[Any] = []
 
     async def main() -> None:
@@ -155,6 +168,18 @@ def cancel_sync_node_task_exit(lib: Any) -> list[Any]:
 def cancel_sync_node_task_parallel(lib: Any) -> list[Any]:
     """A concurrent step: `side`'s writes stay saved; `slow` is saved as cancelled at once."""
     return _by_task_cancel(lib, "async", parallel=True)
+
+
+@scenario
+def cancel_sync_node_task_nested(lib: Any) -> list[Any]:
+    """`slow` inside a subgraph: the subgraph stops too (`inner_after` never runs)."""
+    return _by_task_cancel(lib, "sync", nested=True)
+
+
+@scenario
+def cancel_sync_node_task_fails(lib: Any) -> list[Any]:
+    """`slow` raises once it returns after the cancel: its error is not saved either."""
+    return _by_task_cancel(lib, "sync", fails=True)
 
 
 @scenario
