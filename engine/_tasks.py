@@ -268,7 +268,10 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             output = await callee.acall(task.input, scope)
         else:
             ctx = contextvars.copy_context()
-            output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope)
+            # abandoned on cancel, as LangGraph leaves its executor thread: the node runs on, its
+            # result dropped
+            output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope,
+                                                    abandon_on_cancel=True)
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
