@@ -112,6 +112,9 @@ def test_cancel_interrupt_leaves_run_and_thread_interrupted(http: httpx.Client) 
     thread_id = _thread(http)
     run = _start(http, thread_id, input={"x": 1, "sleep": 0.4})
     _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "running")
+    # and its input saved: the cancel does not wait for the sync node `a`, so one landing
+    # before that has no checkpoint to keep and leaves the thread idle (as test_runs.py)
+    _wait_for(lambda: "sleep" in (http.get(f"/threads/{thread_id}/state").json()["values"] or {}))
     response = http.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel")
     assert response.status_code == 202
     _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "interrupted")
