@@ -396,6 +396,9 @@ def flush_sync(run: Run, final: bool = False) -> None:
 
     A run whose consumer abandoned it (`_worker.Halt`) saves nothing more, nor do its
     subgraphs: the consumer made its last save."""
+    if run.checkpointer is None:  # the common case first: nothing to save
+        run.outbox.clear()
+        return
     halt = run.root.stop_event
     if halt is None:
         write_out(run, final)
