@@ -393,11 +393,14 @@ class CompiledStateGraph:
         if not self.plan.has_async and not self.plan.has_dual and current_scope.get() is None:
             # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
             # instead of one thread hop per node.
-            async for batch in in_worker_thread(
+            # aclosing: a consumer that leaves closes the worker's stream in its own task (the
+            # event loop's finalizer would close it in another, out of its cancel scopes)
+            async with contextlib.aclosing(in_worker_thread(
                 functools.partial(self._stream_batches, value, config, modes, subgraphs, kwargs,
                                   kept)
-            ):
-                yield batch
+            )) as batches:
+                async for batch in batches:
+                    yield batch
             return
         buffer: collections.deque[Any] = collections.deque()
         live = bool(self.live_modes.intersection(modes))

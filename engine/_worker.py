@@ -92,8 +92,15 @@ async def in_worker_thread(
             if not stop.is_set():
                 wake()
 
+    waiting = anyio.CancelScope()  # cancelled to stop waiting for the thread
+
+    async def wait_for_thread() -> None:
+        with waiting:
+            await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+
+    closed = False
     async with anyio.create_task_group() as tg:
-        tg.start_soon(lambda: anyio.to_thread.run_sync(work, abandon_on_cancel=True))
+        tg.start_soon(wait_for_thread)
         try:
             while True:
                 await state["event"].wait()
@@ -104,11 +111,15 @@ async def in_worker_thread(
                     yield state["buffer"]
                 if done:
                     break
+        except GeneratorExit:  # closed: raised again below, so the task group does not wrap it
+            closed = True
         finally:
             if not state["done"]:
                 with anyio.CancelScope(shield=True):  # a short save, off the event loop
                     await anyio.to_thread.run_sync(stop.abandon)
-                tg.cancel_scope.cancel()  # the worker thread is left to finish on its own
+                waiting.cancel()  # the worker thread is left to finish on its own
+    if closed:
+        raise GeneratorExit
     if state["error"] is not None:
         raise state["error"]
 
