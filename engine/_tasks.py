@@ -2,7 +2,8 @@
 
 - One task runs inline; several run concurrently: a thread pool for sync runs, one anyio task
   group per step for async runs (STYLE 8). The first failure cancels the async siblings; sync
-  siblings already running are waited for, so no thread outlives its run.
+  siblings already running are waited for. A cancelled consumer waits for no sync node: its
+  thread runs on in the background and saves nothing (as LangGraph; `_worker.py`).
 - An interrupt in one task does not stop its siblings; their writes are saved as pending writes.
 - Persistence is flushed from the run's outbox after each task and step (`durability="exit"`
   defers it to the end of the run).
