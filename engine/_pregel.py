@@ -12,7 +12,6 @@ import collections
 import contextlib
 import functools
 import queue
-import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -27,8 +26,9 @@ from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
 from ._state import update_state_run
-from ._stream import Sink, loop_caller, normalize_modes, picker
+from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
+from ._worker import Halt, in_worker_thread
 from .types import END, Command, StateSnapshot, StateUpdate
 
 __all__ = ["CompiledStateGraph"]
@@ -230,7 +230,7 @@ class CompiledStateGraph:
         subgraphs: bool,
         kwargs: dict[str, Any],
         kept: list[Run] | None = None,
-        stop: threading.Event | None = None,
+        stop: Halt | None = None,
     ) -> Iterator[collections.deque[Any]]:
         """Drive a run, yielding its chunk buffer whenever it holds chunks.
 
@@ -393,11 +393,14 @@ class CompiledStateGraph:
         if not self.plan.has_async and not self.plan.has_dual and current_scope.get() is None:
             # A sync graph runs whole in one worker thread (DESIGN: the event loop stays free),
             # instead of one thread hop per node.
-            async for batch in _in_worker_thread(
+            # aclosing: a consumer that leaves closes the worker's stream in its own task (the
+            # event loop's finalizer would close it in another, out of its cancel scopes)
+            async with contextlib.aclosing(in_worker_thread(
                 functools.partial(self._stream_batches, value, config, modes, subgraphs, kwargs,
                                   kept)
-            ):
-                yield batch
+            )) as batches:
+                async for batch in batches:
+                    yield batch
             return
         buffer: collections.deque[Any] = collections.deque()
         live = bool(self.live_modes.intersection(modes))
@@ -703,67 +706,6 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
         **default.get("configurable", {}), **((config or {}).get("configurable") or {})
     }
     return fn(input, merged, **kw)
-
-
-async def _in_worker_thread(produce: Any) -> AsyncIterator[collections.deque[Any]]:
-    """Run a sync batch stream in a worker thread and relay its buffer as it fills.
-
-    The loop drains the stream's own buffer (deques are thread-safe), woken only when the
-    thread has yielded a batch since the last wake-up. If the consumer stops (cancelled, or
-    the generator closed), the run stops at its next step boundary and saves what it
-    finished, and the thread is waited for (no orphan).
-    """
-    call_soon = loop_caller()
-    # "buffer": the stream's own, once it has yielded it
-    state: dict[str, Any] = {"event": anyio.Event(), "notified": False, "done": False,
-                             "error": None, "buffer": collections.deque()}
-    stop = threading.Event()
-
-    def notify() -> None:
-        state["event"].set()
-
-    def work() -> None:
-        try:
-            for batch in _stoppable(produce(stop=stop), stop):
-                state["buffer"] = batch
-                if not state["notified"]:
-                    state["notified"] = True
-                    call_soon(notify)
-        except BaseException as error:  # handed to the consumer
-            state["error"] = error
-        finally:
-            state["done"] = True
-            call_soon(notify)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(functools.partial(anyio.to_thread.run_sync, work, abandon_on_cancel=False))
-        try:
-            while True:
-                await state["event"].wait()
-                state["event"] = anyio.Event()
-                state["notified"] = False
-                done = state["done"]  # read first: a batch yielded before it is drained below
-                if state["buffer"]:
-                    yield state["buffer"]
-                if done:
-                    break
-        finally:
-            stop.set()
-    if state["error"] is not None:
-        raise state["error"]
-
-
-def _stoppable(items: Iterator[Any], stop: threading.Event) -> Iterator[Any]:
-    """Close the sync stream (which stops the run at a step boundary) once asked to."""
-    try:
-        for item in items:
-            yield item
-            if stop.is_set():
-                return
-    finally:
-        close = getattr(items, "close", None)
-        if close is not None:
-            close()
 
 
 def _latest_requested(config: dict[str, Any]) -> bool:

@@ -34,9 +34,8 @@ from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
-    import threading
-
     from ._pregel import CompiledStateGraph
+    from ._worker import Halt
 
 __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
 
@@ -76,8 +75,8 @@ class Run:
         self.parent = parent
         self.parent_task = parent_task
         # set when the consumer of a sync root run in a worker thread stops (issue 18): a task
-        # still running then is discarded, as LangGraph discards a cancelled step's tasks
-        self.stop_event: threading.Event | None = None
+        # still running then is discarded, and nothing more is saved (`_worker.Halt`)
+        self.stop_event: Halt | None = None
         self.root: Run = parent.root if parent is not None else self
         self.checkpointer = checkpointer
         self.cache = graph.cache if graph.cache is not None or parent is None else parent.cache
@@ -437,8 +436,8 @@ class Run:
         return {**self.values(), "__interrupt__": interrupts}
 
     def task_cancelled(self, task: Task) -> None:
-        """A task that finished after its run was cancelled: saved as cancelled, as LangGraph
-        saves a cancelled task's `CancelledError` (issue 18); nothing streams, no one listens."""
+        """A concurrent task still running when its run was cancelled: saved as cancelled, as
+        LangGraph saves a cancelled task's `CancelledError` (issue 18); nothing streams."""
         import asyncio
 
         self._put_writes(task, [(ERROR, _describe(asyncio.CancelledError()))])

@@ -198,5 +198,8 @@ def checkpoint_task(task: Task, outcome: Any, keys: tuple[str, ...]) -> dict[str
 def error_repr(value: Any) -> str:
     """A task's saved error as LangGraph shows it in snapshots and checkpoint events."""
     if isinstance(value, dict):
-        return f"{value.get('error', 'Exception')}({value.get('message', '')!r})"
+        message = value.get("message", "")
+        # `CancelledError()`, `ValueError()`: an error raised without a message shows no args
+        return f"{value.get('error', 'Exception')}({message!r})" if message else (
+            f"{value.get('error', 'Exception')}()")
     return str(value)

@@ -2,7 +2,8 @@
 
 - One task runs inline; several run concurrently: a thread pool for sync runs, one anyio task
   group per step for async runs (STYLE 8). The first failure cancels the async siblings; sync
-  siblings already running are waited for, so no thread outlives its run.
+  siblings already running are waited for. A cancelled consumer waits for no sync node: its
+  thread runs on in the background and saves nothing (as LangGraph; `_worker.py`).
 - An interrupt in one task does not stop its siblings; their writes are saved as pending writes.
 - Persistence is flushed from the run's outbox after each task and step (`durability="exit"`
   defers it to the end of the run).
@@ -19,7 +20,7 @@ import random
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -35,7 +36,10 @@ from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
-__all__ = ["drive_async", "drive_sync"]
+if TYPE_CHECKING:
+    from ._worker import Halt
+
+__all__ = ["drive_async", "drive_sync", "write_out"]
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _DONE = object()
@@ -204,14 +208,14 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
 
 
 def _stopped(run: Run) -> bool:
-    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped."""
-    stop = run.stop_event
+    """The root run's consumer stopped (a cancelled server run): what is in flight is dropped,
+    in its subgraphs too (LangGraph cancels a subgraph's loop with its parent's)."""
+    stop = run.root.stop_event
     return stop is not None and stop.is_set()
 
 
 def _done(run: Run, task: Task) -> None:
-    if _stopped(run):  # finished after the cancel: its writes are not saved (issue 18)
-        run.task_cancelled(task)
+    if _stopped(run):  # finished after the cancel: dropped (issue 18; `_worker.Halt`)
         return
     run.cache_writes(task)
     run.task_finished(task)
@@ -265,7 +269,10 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             output = await callee.acall(task.input, scope)
         else:
             ctx = contextvars.copy_context()
-            output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope)
+            # abandoned on cancel, as LangGraph leaves its executor thread: the node runs on, its
+            # result dropped
+            output = await anyio.to_thread.run_sync(ctx.run, callee.call, task.input, scope,
+                                                    abandon_on_cancel=True)
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
@@ -386,7 +393,26 @@ def _sync_ops(run: Run) -> dict[str, Any]:
 
 def flush_sync(run: Run, final: bool = False) -> None:
     """Hand the outbox to the saver: "sync" waits for each commit, "async" queues them in
-    order and waits once at the end of the run, "exit" writes everything at the end."""
+    order and waits once at the end of the run, "exit" writes everything at the end.
+
+    A run whose consumer abandoned it (`_worker.Halt`) saves nothing more, nor do its
+    subgraphs: the consumer made its last save."""
+    if run.checkpointer is None:  # the common case first: nothing to save
+        run.outbox.clear()
+        return
+    halt = run.root.stop_event
+    if halt is None:
+        write_out(run, final)
+        return
+    with halt.lock:
+        if halt.is_set():
+            run.outbox.clear()
+            return
+        write_out(run, final)
+
+
+def write_out(run: Run, final: bool = False) -> None:
+    """`flush_sync` without the abandoned-run check (`Halt.abandon` holds its lock)."""
     saver = run.checkpointer
     outbox = run.outbox
     if saver is None:
@@ -452,13 +478,15 @@ def _raise_failure(tasks: list[Task]) -> None:
 
 
 def drive_sync(
-    run: Run, value: Any, saved: Any, live: bool, stop: threading.Event | None = None,
+    run: Run, value: Any, saved: Any, live: bool, stop: Halt | None = None,
 ) -> Iterator[None]:
     """Run to completion; yields after anything that may have produced stream chunks.
 
     Once `stop` is set, a step still running is discarded: tasks that finish after it save
     nothing and the step is not applied; finished steps (and tasks) stay saved."""
     run.stop_event = stop
+    if stop is not None:
+        stop.run = run
     run.restore(saved)
     run.begin(value)
     flush_sync(run)

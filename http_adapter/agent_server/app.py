@@ -97,7 +97,7 @@ def create_app(settings: Settings) -> Starlette:
 async def _abandon(state: ServerState, running: int) -> None:
     """Runs still running after the drain are given up: the cluster queue has handed them back,
     the embedded one re-runs them at the next start. Their checkpoints end here (the saver is
-    flushed and closed), so what finished is durable and an attempt stuck in a sync node, which
-    cancelling cannot stop, writes nothing more (issue 19 §5)."""
+    flushed and closed), so what finished is durable and a sync node still running in a thread,
+    which nothing can interrupt, writes nothing more (issue 19 §5)."""
     logger.warning("%d run(s) still running after the drain grace: given up, to be re-run", running)
     await state.saver.aclose()

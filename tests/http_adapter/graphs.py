@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import threading
 import time
 from typing import Annotated, Any, TypedDict
 
@@ -168,3 +169,35 @@ _nul = StateGraph(State)
 _nul.add_node("nul", lambda state: {"answer": "a\x00b"})
 _nul.add_edge(START, "nul")
 nul_output = _nul.compile()  # served by tests that pass graphs={**GRAPHS, "nul": nul_output}
+
+
+class Gate:
+    """Holds `gated`'s `slow` node until `opened` is set (a test sets it after cancelling)."""
+
+    opened = threading.Event()
+    entered = threading.Event()
+    left = threading.Event()
+    ran: list[str] = []
+
+
+def _gated_slow(state: State) -> dict[str, Any]:
+    Gate.ran.append("slow")
+    Gate.entered.set()
+    Gate.opened.wait(30)
+    Gate.left.set()
+    return {"log": ["slow"]}
+
+
+def _gated_after(state: State) -> dict[str, Any]:
+    Gate.ran.append("after")
+    return {"log": ["after"]}
+
+
+_gated = StateGraph(State)
+_gated.add_node("first", lambda s: {"log": ["first"]})
+_gated.add_node("slow", _gated_slow)
+_gated.add_node("after", _gated_after)
+_gated.add_edge(START, "first")
+_gated.add_edge("first", "slow")
+_gated.add_edge("slow", "after")
+gated = _gated.compile()  # sync nodes only; served by tests that pass graphs={..., "gated": gated}

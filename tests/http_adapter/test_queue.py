@@ -111,10 +111,10 @@ def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: htt
 def test_cancel_interrupt_leaves_run_and_thread_interrupted(http: httpx.Client) -> None:
     thread_id = _thread(http)
     run = _start(http, thread_id, input={"x": 1, "sleep": 0.4})
-    # running with its input checkpointed (node a next): a cancel between the claim and that
-    # first checkpoint leaves nothing to resume, and the thread idle (seen on PostgreSQL,
-    # where a claim is a few round trips ahead of the first checkpoint)
-    _wait_for(lambda: http.get(f"/threads/{thread_id}/state").json()["values"].get("sleep"))
+    _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "running")
+    # and its input saved: the cancel does not wait for the sync node `a`, so one landing
+    # before that has no checkpoint to keep and leaves the thread idle (as test_runs.py)
+    _wait_for(lambda: "sleep" in (http.get(f"/threads/{thread_id}/state").json()["values"] or {}))
     response = http.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel")
     assert response.status_code == 202
     _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "interrupted")
@@ -245,3 +245,37 @@ def test_records_survive_a_restart(serve_app: Callable[..., Served]) -> None:
     kept = client.threads.get(thread["thread_id"])
     assert kept["metadata"]["t"] == 1 and kept["values"]["x"] == 4
     assert client.threads.get_state(thread["thread_id"])["values"]["x"] == 4
+
+
+def test_cancelling_a_run_inside_a_long_sync_node_returns_at_once(serve_app: Any) -> None:
+    """A graph of sync nodes runs in a worker thread; a cancel does not wait for its node (as
+    LangGraph): `cancel?wait=true` answers while the node still blocks, the run ends
+    interrupted, the node's result is dropped and `after` never runs, even once it returns."""
+    from .graphs import GRAPHS, Gate, gated
+
+    for event in (Gate.opened, Gate.entered, Gate.left):
+        event.clear()
+    Gate.ran.clear()
+    served = serve_app(graphs={**GRAPHS, "gated": gated})
+    with httpx.Client(base_url=served.url, timeout=20) as http:
+        thread_id = _thread(http)
+        run = _start(http, thread_id, assistant_id="gated", input={"log": []})
+        path = f"/threads/{thread_id}/runs/{run['run_id']}"
+        assert Gate.entered.wait(10), "the slow node never started"
+        began = time.monotonic()
+        response = http.post(f"{path}/cancel", params={"wait": "true"})
+        took = time.monotonic() - began
+        assert response.status_code == 200, response.text
+        assert took < 5, f"the cancel waited {took:.1f} s for the node"
+        assert not Gate.left.is_set()  # answered while the node still blocks
+        assert _run_status(http, thread_id, run["run_id"]) == "interrupted"
+        saved = http.get(f"/threads/{thread_id}/state").json()
+        history = http.post(f"/threads/{thread_id}/history", json={"limit": 20}).json()
+        Gate.opened.set()
+        assert Gate.left.wait(10)
+        time.sleep(0.5)  # time for a run that was not really stopped to save or go on
+        assert Gate.ran == ["slow"]
+        assert saved["values"]["log"] == ["first"] and saved["next"] == ["slow"]
+        assert http.get(f"/threads/{thread_id}/state").json() == saved
+        assert http.post(f"/threads/{thread_id}/history", json={"limit": 20}).json() == history
+        assert http.get(f"/threads/{thread_id}").json()["status"] == "interrupted"

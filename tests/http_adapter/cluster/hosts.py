@@ -4,7 +4,8 @@
 free loopback port, in its own process group, and can SIGKILL, SIGTERM and start them again.
 The project's graph writes what each node does to `ran.log`, so a test can count executions;
 its `slow` node waits for a `go` file, so a test can stop a host while a run is inside it
-(`agent`: a sync node; `agent_async`: an async one, which a cancel stops at once).
+(`agent`: a sync node, which a cancel abandons at once; `agent_async`: an async one, which a
+cancel stops at once).
 Set HOSTS_LOG_LEVEL=info (or debug) to see what each host did in `<tmp>/hostN.log`.
 """
 
@@ -76,7 +77,7 @@ def _three_steps(middle):
     builder.add_edge("slow", "last")
     return builder.compile()
 
-graph = _three_steps(slow)  # a sync graph: it runs in a worker thread, cancelled between steps
+graph = _three_steps(slow)  # a sync graph: a cancel abandons its worker thread mid-node
 async_graph = _three_steps(aslow)  # its slow node stops the moment its run is cancelled
 
 def quick(state):
