@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import urllib.request
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -18,17 +19,34 @@ import msgspec
 
 from .encode import dumps, plain
 from .executor import (
-    Outcome, engine_args, engine_modes, metadata_event, stream_modes, wire_events,
+    Outcome, engine_args, engine_modes, is_resumable, metadata_event, stream_modes, wire_events,
 )
 from .records import now
 from .schemas import Run, Thread
 
 __all__ = [
-    "Active", "cancelled", "drop_checkpoints", "failure", "resume_input", "stream", "thread_after",
-    "webhook", "webhooks_enabled", "with_",
+    "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
+    "stream", "thread_after", "webhook", "webhooks_enabled", "with_",
 ]
 
 logger = logging.getLogger("http_adapter.queue")
+
+
+async def create_subscribed(
+    broker: Any, run: Run, subscribe: bool, create: Callable[[], Awaitable[Run]]
+) -> Any:
+    """Open the run's event log, subscribe before the run can publish (so a streaming caller
+    misses nothing), then `create` it; returns the run, or (run, subscription) with
+    `subscribe`. A create that fails closes the subscription."""
+    broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+    subscription = broker.attach(run.run_id) if subscribe else None
+    try:
+        created = await create()
+    except BaseException:
+        if subscription is not None:
+            subscription.close()
+        raise
+    return (created, subscription) if subscribe else created
 
 
 @dataclasses.dataclass(slots=True)

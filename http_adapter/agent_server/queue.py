@@ -22,7 +22,8 @@ import anyio
 import anyio.abc
 
 from .attempt import (
-    Active, cancelled, drop_checkpoints, stream, thread_after, webhook, webhooks_enabled, with_,
+    Active, cancelled, create_subscribed, drop_checkpoints, stream, thread_after, webhook,
+    webhooks_enabled, with_,
 )
 from .metrics import WaitHistogram, queue_wait
 from .encode import dumps
@@ -115,15 +116,9 @@ class RunQueue:
         run can publish anything, so a streaming caller misses nothing.
         """
         self._done[run.run_id] = anyio.Event()
-        self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
-        subscription = self.state.broker.attach(run.run_id) if subscribe else None
-        try:
-            created = await self._create(run, thread)
-        except BaseException:
-            if subscription is not None:
-                subscription.close()
-            raise
-        return (created, subscription) if subscribe else created
+        return await create_subscribed(
+            self.state.broker, run, subscribe, lambda: self._create(run, thread)
+        )
 
     async def _create(self, run: Run, thread: Thread | None) -> Run:
         after = after_seconds(run.kwargs)

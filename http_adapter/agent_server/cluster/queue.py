@@ -29,7 +29,7 @@ import asyncpg
 from checkpoints.postgres_files import connect_options
 
 from ..attempt import (
-    Active, cancelled, drop_checkpoints, failure, stream, thread_after, webhook,
+    Active, cancelled, create_subscribed, drop_checkpoints, failure, stream, thread_after, webhook,
     webhooks_enabled, with_,
 )
 from ..encode import dumps, plain
@@ -199,15 +199,9 @@ class ClusterQueue:
     async def create(self, run: Run, thread: Thread | None, *, subscribe: bool = False) -> Any:
         """Queue a thread run (its multitask strategy decided by the database) or a stateless
         one. With `subscribe`, returns (run, subscription) taken before the run can publish."""
-        self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
-        subscription = self.state.broker.attach(run.run_id) if subscribe else None
-        try:
-            created = await self._create(run, thread)
-        except BaseException:
-            if subscription is not None:
-                subscription.close()
-            raise
-        return (created, subscription) if subscribe else created
+        return await create_subscribed(
+            self.state.broker, run, subscribe, lambda: self._create(run, thread)
+        )
 
     async def _create(self, run: Run, thread: Thread | None) -> Run:
         if thread is None:

@@ -100,6 +100,18 @@ async def test_multitask_strategies_across_hosts(pg_url: str) -> None:
         assert statuses == ["interrupted", "interrupted", "success", "success"]
 
 
+async def wait_on_a_new_host(state: Any, pg_url: str, run_id: str) -> Any:
+    """A host that starts now (on `state`, with a queue of its own) takes the run: its outcome."""
+    async with anyio.create_task_group() as tg:
+        c = Host(state, ClusterQueue(state, pg_url, lease=1.0, heartbeat=0.25, reaper=0.3,
+                                     poll=0.3))
+        tg.start_soon(serve, c)
+        outcome = await c.queue.wait(run_id)
+        tg.cancel_scope.cancel()
+    await c.queue.close()
+    return outcome
+
+
 async def test_a_dead_hosts_run_resumes_elsewhere_without_rerunning_finished_steps(
     pg_url: str,
 ) -> None:
@@ -112,13 +124,7 @@ async def test_a_dead_hosts_run_resumes_elsewhere_without_rerunning_finished_ste
         a.scope.cancel()  # host a dies: no finish, no release; its lease lapses
         await anyio.sleep(0.1)
         HELD.clear()
-        async with anyio.create_task_group() as tg:
-            c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
-                                           reaper=0.3, poll=0.3))
-            tg.start_soon(serve, c)
-            outcome = await c.queue.wait(run_id)
-            tg.cancel_scope.cancel()
-        await c.queue.close()
+        outcome = await wait_on_a_new_host(b.state, pg_url, run_id)
         assert outcome is not None and outcome.status == "success"
         assert outcome.values["log"] == ["one", "slow", "three"]
         assert RAN.count("d1 one") == 1  # the finished step ran once, on the dead host
@@ -140,13 +146,7 @@ async def test_drain_hands_the_run_to_another_host_without_spending_an_attempt(
         assert await status(pg_url, run_id) == "pending"
         assert RAN.count("r1 slow") == 1
         HELD.clear()
-        async with anyio.create_task_group() as tg:
-            c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
-                                           reaper=0.3, poll=0.3))
-            tg.start_soon(serve, c)
-            outcome = await c.queue.wait(run_id)
-            tg.cancel_scope.cancel()
-        await c.queue.close()
+        outcome = await wait_on_a_new_host(b.state, pg_url, run_id)
         assert outcome is not None and outcome.status == "success"
         assert RAN.count("r1 one") == 1
         [row] = await rows(pg_url, "SELECT attempt FROM server_runs")
