@@ -17,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
+import operator
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,7 @@ import aiosqlite
 
 from ._loop_thread import LoopThread
 
-__all__ = ["BACKLOG", "LINGER", "Job", "Rows", "Writer"]
+__all__ = ["BACKLOG", "LINGER", "Job", "Rows", "Writer", "has_task", "only_barriers"]
 
 LINGER = 0.005
 BACKLOG = 256  # queued background changes before a submit waits for the writer
@@ -51,6 +53,9 @@ _INSERT_WRITE = """INSERT INTO writes
     WHERE excluded.idx < 0"""
 
 Task = Callable[[aiosqlite.Connection], Awaitable[None]]
+_ROWS, _TASK = operator.attrgetter("rows"), operator.attrgetter("task")  # of a `Job`
+_CHECKPOINTS, _BLOBS, _WRITES = map(operator.attrgetter, ("checkpoints", "blobs", "writes"))
+_chain = itertools.chain.from_iterable
 
 
 @dataclass
@@ -60,6 +65,19 @@ class Rows:
     checkpoints: list[tuple[Any, ...]] = field(default_factory=list)
     blobs: list[tuple[Any, ...]] = field(default_factory=list)
     writes: list[tuple[Any, ...]] = field(default_factory=list)
+
+    @classmethod
+    def joined(cls, jobs: Iterable[Job]) -> Rows:
+        """The rows of these jobs, in order, built in C (`map`, `chain`): a Python loop over a
+        batch's ~70 jobs cost the PostgreSQL writer's thread ~X µs a step of the long thread."""
+        parts = list(filter(None, map(_ROWS, jobs)))  # a barrier's or a task's rows are None
+        if len(parts) == 1:
+            return parts[0]  # not copied: nobody extends a job's own rows
+        return cls(
+            list(_chain(map(_CHECKPOINTS, parts))),
+            list(_chain(map(_BLOBS, parts))),
+            list(_chain(map(_WRITES, parts))),
+        )
 
     def extend(self, other: Rows) -> None:
         self.checkpoints += other.checkpoints
@@ -269,17 +287,13 @@ class Writer:
                 self._on_commit(sum(job.rows.nbytes() for job in jobs if job.rows is not None))
 
     async def _apply(self, jobs: list[Job]) -> None:
-        if all(job.rows is None and job.task is None for job in jobs):
-            return  # only barriers
+        if only_barriers(jobs):
+            return
         # The connection opens the transaction itself (BEGIN IMMEDIATE) at the first INSERT or
         # DELETE, which saves a round trip to the connection thread per commit.
         conn = self._conn
-        if all(job.task is None for job in jobs):  # the common batch: puts and writes only
-            rows = Rows()
-            for job in jobs:
-                if job.rows is not None:  # a barrier has none
-                    rows.extend(job.rows)
-            await _insert_and_commit(conn, rows, lambda: _resolve(jobs))
+        if not has_task(jobs):  # the common batch: puts and writes only
+            await _insert_and_commit(conn, Rows.joined(jobs), lambda: _resolve(jobs))
             return
         try:
             rows = Rows()
@@ -303,6 +317,16 @@ class Writer:
             job.future.set_exception(exc)
         elif self._error is None:
             self._error = exc
+
+
+def has_task(jobs: list[Job]) -> bool:
+    """Whether a maintenance task is among these jobs (the batch then runs in a transaction)."""
+    return any(map(_TASK, jobs))
+
+
+def only_barriers(jobs: list[Job]) -> bool:
+    """Whether these jobs carry nothing to write (flushes and reads waiting for the writer)."""
+    return not any(map(_ROWS, jobs)) and not has_task(jobs)
 
 
 def _resolve(jobs: list[Job]) -> None:
