@@ -15,8 +15,11 @@ again replaces the earlier one (as SQLite's INSERT OR REPLACE), a regular write 
 place. A batch carrying a special write, or one inside a transaction (where a failed statement
 would abort it), is sent as the upsert at once.
 
-Rows of one batch are merged first, because one upsert may not touch a row twice (and a plain
-insert would fail on it).
+The plain insert sends a batch's rows as they are: a row repeated within the batch fails it as a
+stored one does, and only the upsert gets them merged first (one upsert may not touch a row
+twice). Merging every batch (a dictionary per table, `str` per version) cost ~115 µs of the
+writer's CPU per 35 steps of the long thread; building a batch's statement argument now takes
+~62 µs against ~135 (minimum of repeated timings on one recorded batch).
 
 Hand-over (issue 19): the writer's loop thread needs the GIL to encode and send a batch, and a
 graph running Python in another thread holds it; the loop thread then gets it only every
@@ -59,11 +62,13 @@ LOST = (
 HANDOFF = 64
 HANDOFF_WAIT = 0.002
 
-# Each table's rows reach the server as one JSON array of row arrays (bytes in base64), which
-# msgspec writes in C: asyncpg's encoding of one array per column cost ~12 µs per step of a
-# long thread in the writer's thread (which competes with the graph for the GIL), this ~3 µs,
-# for ~3 µs more server time. A table's rows over `JSON_LIMIT` bytes of JSON (a jsonb value
-# holds at most 255 MB) go as arrays of the tables' row types instead.
+# The rows reach the server as one JSON document, an array per table of row arrays (bytes in
+# base64), which msgspec writes in C: asyncpg's encoding of one array per column cost ~12 µs per
+# step of a long thread in the writer's thread (which competes with the graph for the GIL), this
+# ~3 µs, for ~3 µs more server time (measured again on one 35-step batch: typed column arrays
+# ~1000 µs of client CPU and ~1.3 ms of server CPU, this ~240 µs and ~1.5 ms; the `json` type
+# instead of `jsonb`: the same client CPU, ~3.6 ms of server CPU). A batch whose document is over
+# `JSON_LIMIT` bytes (a jsonb value holds at most 255 MB) goes as arrays of the tables' row types.
 JSON_LIMIT = 16 << 20
 _encode = msgspec.json.Encoder().encode
 _VERSION = operator.itemgetter(3)  # a blob row's version
@@ -131,9 +136,8 @@ def _merged(rows: Rows) -> tuple[list[Any], list[Any], list[Any]]:
 def _as_sent(rows: Rows) -> tuple[list[Any], list[Any], list[Any]]:
     """The rows as they are, for the plain insert: a row repeated within the batch fails it as
     a stored one does, and the upsert then gets them merged. Versions are stored as text
-    (`_postgres_schema`): an int or str one goes as it is (``r->>3`` gives ``str(v)``), only
-    another type is converted here. Skipping `_merged`'s dictionaries: ~X µs a step of writer
-    CPU on the long thread."""
+    (`_postgres_schema`): an int or str one goes as it is (``r->>3`` of a JSON number gives
+    ``str(v)``), only another type (a float, a bool) is converted here."""
     blobs = rows.blobs
     if blobs and not _PLAIN_VERSIONS.issuperset(map(type, map(_VERSION, blobs))):
         blobs = [(t, n, ch, str(v), b) for t, n, ch, v, b in blobs]

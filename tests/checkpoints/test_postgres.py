@@ -176,6 +176,45 @@ def test_a_batch_merges_repeated_rows_as_separate_commits_would(
     assert latest.checkpoint["channel_values"] == {"a": 2}
 
 
+@pytest.mark.parametrize("form", ["json", "arrays"])
+def test_a_row_repeated_in_one_batch_without_a_special_write(
+    pg_url: str, form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plain insert sends a batch's rows unmerged: a row repeated within it fails the insert
+    whole, and the upsert then stores the merged rows (the last put, the first regular write)."""
+    if form == "arrays":
+        monkeypatch.setattr(writer_module, "JSON_LIMIT", 0)
+    monkeypatch.setattr(sqlite_writer_module, "LINGER", 60.0)  # all in one batch
+    with PostgresSaver(pg_url) as saver:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"], checkpoint["channel_versions"] = {"a": 1}, {"a": 1}
+        config = saver.put_nowait(thread_config("t"), checkpoint, {"step": 0}, {"a": 1})
+        saver.put_writes_nowait(config, [("a", 1), ("b", 2)], "task-1")
+        saver.put_writes_nowait(config, [("a", 100)], "task-1")
+        checkpoint["channel_values"] = {"a": 2}
+        saver.put_nowait(thread_config("t"), checkpoint, {"step": 1}, {"a": 1})
+        saver.flush()
+        found = saver.get_tuple(config)
+    assert found is not None
+    assert found.pending_writes == [("task-1", "a", 1), ("task-1", "b", 2)]
+    assert found.metadata == {"step": 1}
+    assert found.checkpoint["channel_values"] == {"a": 2}
+
+
+@pytest.mark.parametrize("version", [7, "00000000000000000000000000000007.0.5", 7.5, 1e16])
+def test_versions_of_any_type_are_stored_as_their_text(pg_url: str, version: Any) -> None:
+    """Int and str versions travel in the JSON as they are (``r->>3`` gives ``str(v)``), others
+    are converted first; either way the stored text is ``str(v)``, which reads look up."""
+    with PostgresSaver(pg_url) as saver:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"], checkpoint["channel_versions"] = {"a": 1}, {"a": version}
+        saver.put_nowait(thread_config("t"), checkpoint, {"step": 0}, {"a": version})
+        saver.flush()
+        found = saver.get_tuple(thread_config("t"))
+    assert found is not None and found.checkpoint["channel_values"] == {"a": 1}
+    assert query(pg_url, "SELECT version FROM checkpoint_blobs") == [(str(version),)]
+
+
 def test_an_emptied_channel_and_bytes_survive_the_json_form(pg_url: str) -> None:
     """A NULL blob (a channel emptied) and values of every byte go through JSON (base64)."""
     with PostgresSaver(pg_url) as saver:
