@@ -19,6 +19,7 @@ import concurrent.futures
 import contextlib
 import operator
 import sqlite3
+import sys
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -198,8 +199,8 @@ class Writer:
             if self._closed:
                 raise RuntimeError("the saver is closed")
             self._jobs.append(job)
+            queued = len(self._jobs)
             urgent = job.future is not None
-            backlogged = not urgent and len(self._jobs) >= BACKLOG
             if self._state == _BUSY or (self._state == _LINGERING and not urgent):
                 schedule = False  # a commit is already on its way and will take this job
             else:
@@ -207,8 +208,19 @@ class Writer:
                 self._state = _BUSY if urgent else _LINGERING
         if schedule:
             self._loop_thread.call_soon(self._schedule, urgent)
-        if backlogged:
+        if urgent:
+            return
+        if queued >= BACKLOG:
             concurrent.futures.wait([self.barrier()])
+        elif queued >= self._due:
+            self._hand_over()
+
+    # Background jobs queued that make a submit call `_hand_over` (a subclass's; read without
+    # the lock, it re-checks under it).
+    _due = sys.maxsize
+
+    def _hand_over(self) -> None:
+        """Called by a background submit once `_due` jobs are queued; nothing here."""
 
     def _schedule(self, urgent: bool) -> None:
         """On the loop: commit now, or in `LINGER` seconds unless something urgent comes."""
