@@ -8,6 +8,7 @@ stored as text and handed back under the version objects the checkpoint names.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
@@ -38,13 +39,32 @@ class PgReader(Reader):
     def __init__(self, pool: asyncpg.Pool, writer: Writer, serde: Serializer) -> None:
         super().__init__(pool, writer, serde)  # type: ignore[arg-type]
         self._pool = pool
+        self._releasing: set[asyncio.Future[None]] = set()  # connections going back to the pool
 
     async def _fetch(self, sql: str, *args: Any) -> list[Any]:
         try:
-            return await self._pool.fetch(sql, *args)
+            return await self._fetch_once(sql, *args)
         except LOST:  # a pooled connection the server dropped: the pool replaces them all
             await self._pool.expire_connections()  # the others were likely dropped too
-            return await self._pool.fetch(sql, *args)
+            return await self._fetch_once(sql, *args)
+
+    async def _fetch_once(self, sql: str, *args: Any) -> list[Any]:
+        """`Pool.fetch`, except that the rows are returned before the connection goes back to
+        the pool: asyncpg's release runs as a shielded task, a few loop iterations that made
+        each read ~100 µs slower for its caller (~490 against ~390 µs for a `SELECT 1` round
+        trip from another thread, on a loaded machine)."""
+        conn = await self._pool.acquire()
+        try:
+            return await conn.fetch(sql, *args)
+        finally:
+            release = asyncio.ensure_future(self._pool.release(conn))
+            self._releasing.add(release)  # a task nobody refers to may be collected
+            release.add_done_callback(self._released)
+
+    def _released(self, release: asyncio.Future[None]) -> None:
+        self._releasing.discard(release)
+        if not release.cancelled():
+            release.exception()  # the pool terminated a connection it could not reset
 
     def _mark(self, n: int) -> str:
         return f"${n}"  # `get_tuple` and `select` are the SQLite reader's, with these
