@@ -128,6 +128,10 @@ class _Last(NamedTuple):
         return len(self.chain) + len(self.extra)
 
 
+_NONE: frozenset[_Pair] = frozenset()
+_new_last = tuple.__new__  # builds a `_Last` in C: its generated __new__ is a Python frame
+
+
 class _Header(NamedTuple):
     chain: list[Any]
     tail: bytes | None  # the serialized new items, or None when `source` stands for them
@@ -325,18 +329,24 @@ def dump_list(
     if (
         prev is not None
         and len(prev.chain) < MAX_CHAIN
-        and prev.needs_count() < MAX_NEEDS
+        and (not prev.extra or prev.needs_count() < MAX_NEEDS)  # a chain alone is < MAX_NEEDS
         and len(items) >= len(prev.items)
         and all(map(operator.is_, prev.items, items))
     ):
         chain = (*prev.chain, prev.version)
         inherited = prev.extra
         start = len(prev.items)
-    source = _source(last, channel, value, start, MAX_NEEDS - len(chain) - len(inherited))
+    # With this channel the only list held, no other one can be the source.
+    source = (
+        None
+        if prev is not None and len(last) == 1
+        else _source(last, channel, value, start, MAX_NEEDS - len(chain) - len(inherited))
+    )
     if source is None and not inherited:  # the common case: no set work at all
         if not chain:
-            return dumps(value), _Last(version, items, chain)
-        return _MARK + _encode((chain, dumps(value[start:]))), _Last(version, items, chain)
+            return dumps(value), _new_last(_Last, (version, items, chain, _NONE))
+        blob = _MARK + _encode((chain, dumps(value[start:])))
+        return blob, _new_last(_Last, (version, items, chain, _NONE))
     needs = inherited
     if source is not None:
         name, entry = source
@@ -385,6 +395,9 @@ def remember(
 ) -> None:
     """Record the lists checkpoint `checkpoint_id` holds (its channel `versions`): those just
     stored (`new`) and the bases it kept unchanged."""
+    if bases.keys() <= new.keys():  # every list held was stored anew (the usual step)
+        stored.latest = (checkpoint_id, dict(new))
+        return
     held = {ch: e for ch, e in bases.items() if ch not in new and versions.get(ch) == e.version}
     held.update(new)
     stored.latest = (checkpoint_id, held)
