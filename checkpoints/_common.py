@@ -76,7 +76,11 @@ def serialize_put(
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
     rest = dict(checkpoint)  # a C copy, then one delete: 2x cheaper than a filtering dictcomp
     del rest["channel_values"]
-    return SerializedPut(blobs, _encode_plain(rest), _dump_metadata(serde, metadata))
+    try:
+        meta = serde.dumps(metadata)
+    except SerializationError:
+        meta = _dump_metadata(serde, metadata)  # raises the error naming the key
+    return SerializedPut(blobs, _encode_plain(rest), meta)
 
 
 _ABSENT: Any = object()  # `channel_values.get` default: None is a stored value, not absence

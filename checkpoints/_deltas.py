@@ -281,8 +281,14 @@ class Lineage:
     def __init__(self) -> None:
         self._last: OrderedDict[tuple[str, str], Stored] = OrderedDict()
         self._lock = threading.Lock()
+        # The pair the last `channels` call returned, already the most recent: a run's next
+        # step skips the lock and the reordering (about 1 us of the 2 us call).
+        self._recent: tuple[str, str, Stored] | None = None
 
     def channels(self, thread_id: str, ns: str) -> Stored:
+        recent = self._recent
+        if recent is not None and recent[0] == thread_id and recent[1] == ns:
+            return recent[2]
         key = (thread_id, ns)
         with self._lock:
             found = self._last.get(key)
@@ -292,6 +298,7 @@ class Lineage:
                     self._last.popitem(last=False)
             else:
                 self._last.move_to_end(key)
+            self._recent = (thread_id, ns, found)
             return found
 
     def peek(self, thread_id: str, ns: str) -> Stored | None:
@@ -300,11 +307,13 @@ class Lineage:
 
     def forget(self, thread_id: str) -> None:
         with self._lock:
+            self._recent = None
             for key in [k for k in self._last if k[0] == thread_id]:
                 self._last.pop(key).dead = True
 
     def clear(self) -> None:
         with self._lock:
+            self._recent = None
             for stored in self._last.values():
                 stored.dead = True
             self._last.clear()

@@ -39,13 +39,12 @@ from .serde import Serializer, default_serializer
 __all__ = ["InMemorySaver", "MemorySaver"]
 
 
-class _Raw:
-    """An immutable scalar kept as is: it needs no defensive copy, so no serialization."""
+class _Raw(tuple):  # type: ignore[type-arg]
+    """An immutable scalar kept as is (its only item): it needs no defensive copy, so no
+    serialization. A tuple subclass so it is built in C (a class with __init__ cost a frame per
+    scalar stored)."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    __slots__ = ()
 
 
 _IMMUTABLE = frozenset({type(None), bool, int, float, str, bytes})
@@ -54,16 +53,16 @@ _IMMUTABLE = frozenset({type(None), bool, int, float, str, bytes})
 class _Codec:
     """The saver's serializer, except that immutable scalars are stored without encoding."""
 
-    __slots__ = ("serde",)
+    __slots__ = ("dumps", "serde")
 
     def __init__(self, serde: Serializer) -> None:
         self.serde = serde
-
-    def dumps(self, value: Any) -> Any:
-        return _Raw(value) if type(value) in _IMMUTABLE else self.serde.dumps(value)
+        dumps = serde.dumps
+        # A closure over the bound method, set per instance: one attribute lookup less per value.
+        self.dumps = lambda value: _Raw((value,)) if type(value) in _IMMUTABLE else dumps(value)
 
     def loads(self, blob: Any) -> Any:
-        return blob.value if type(blob) is _Raw else self.serde.loads(blob)
+        return blob[0] if type(blob) is _Raw else self.serde.loads(blob)
 
 
 class _Saved(NamedTuple):
