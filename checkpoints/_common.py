@@ -49,6 +49,9 @@ class SerializedPut(NamedTuple):
     metadata: bytes
 
 
+_new_put = tuple.__new__  # builds a `SerializedPut` in C (its generated __new__ is a frame)
+
+
 def serialize_put(
     serde: Serializer,
     checkpoint: Checkpoint,
@@ -80,7 +83,7 @@ def serialize_put(
         meta = serde.dumps(metadata)
     except SerializationError:
         meta = _dump_metadata(serde, metadata)  # raises the error naming the key
-    return SerializedPut(blobs, _encode_plain(rest), meta)
+    return _new_put(SerializedPut, (blobs, _encode_plain(rest), meta))
 
 
 _ABSENT: Any = object()  # `channel_values.get` default: None is a stored value, not absence

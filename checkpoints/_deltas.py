@@ -85,6 +85,7 @@ __all__ = [
 
 MAX_CHAIN = 32
 MAX_NEEDS = 64
+_is = operator.is_
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
 _decode_header = msgspec.msgpack.Decoder(list[Any]).decode
@@ -340,7 +341,7 @@ def dump_list(
         and len(prev.chain) < MAX_CHAIN
         and (not prev.extra or prev.needs_count() < MAX_NEEDS)  # a chain alone is < MAX_NEEDS
         and len(items) >= len(prev.items)
-        and all(map(operator.is_, prev.items, items))
+        and all(map(_is, prev.items, items))
     ):
         chain = (*prev.chain, prev.version)
         inherited = prev.extra
@@ -384,7 +385,7 @@ def _source(
             and name != channel
             and items[0] is first
             and entry.needs_count() < room
-            and all(map(operator.is_, items, value[start:]))
+            and all(map(_is, items, value[start:]))
         ):
             return name, entry
     return None
@@ -430,7 +431,7 @@ def dump_write(
             and len(value) >= length
             and base[0] is first
             and (best is None or length > best[1])
-            and all(map(operator.is_, base, value))
+            and all(map(_is, base, value))
         ):
             best = (channel, length)
     if best is None:
