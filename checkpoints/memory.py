@@ -71,6 +71,7 @@ class _Saved(NamedTuple):
     parent_id: str | None
 
 
+_new_saved = tuple.__new__  # builds a `_Saved` in C (its generated __new__ is a frame)
 _Tuples = list[CheckpointTuple]  # spelled outside the class, where `list` is a method
 # (task_id, idx) -> (task_id, channel, value, task_path)
 _Writes = dict[tuple[str, int], tuple[str, str, bytes, str]]
@@ -219,7 +220,7 @@ class InMemorySaver(BaseCheckpointSaver):
         parent_id = conf.get("checkpoint_id")
         lineage = None if self.full_values else self._lineage.channels(thread_id, ns)
         data = serialize_put(self._codec, checkpoint, metadata, new_versions, lineage, parent_id)
-        saved = _Saved(data.checkpoint, data.metadata, parent_id)
+        saved = _new_saved(_Saved, (data.checkpoint, data.metadata, parent_id))
         with self._lock:
             if lineage is not None and lineage.dead:  # deleted, pruned or copied meanwhile
                 data = serialize_put(self._codec, checkpoint, metadata, new_versions)
@@ -242,7 +243,9 @@ class InMemorySaver(BaseCheckpointSaver):
         lineage = None if self.full_values else self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self._codec, writes, lineage, key[2])
         with self._lock:
-            stored = self.writes.setdefault(key, {})
+            stored = self.writes.get(key)
+            if stored is None:
+                stored = self.writes[key] = {}
             for idx, ch, value in rows:
                 if idx < 0 or (task_id, idx) not in stored:
                     stored[(task_id, idx)] = (task_id, ch, value, task_path)
