@@ -339,6 +339,8 @@ class Serializer:
 
     def dumps(self, obj: Any) -> bytes:
         """Encode `obj`; raises `SerializationError` naming the first unsupported type."""
+        if obj is None:  # a branch channel's value, stored every step: no encoder call
+            return b"\xc0"
         # `_fast_encode` inline: one frame less per value (a long thread's step serializes 7).
         try:
             return _packb(obj, default=_fast_default, option=_PASSTHROUGH)
