@@ -116,7 +116,7 @@ class _Last(NamedTuple):
     chain: tuple[Any, ...]  # the versions a read of `version` needs before it
     # Every other blob a read of `version` fetches: the needs beyond its own chain, which is
     # what its header lists. Kept apart from the chain so the common delta (no sources) does no
-    # set work per step (the set union and `_beyond` filter were 5% of a long thread's put).
+    # set work per step (without it, serialize_put on a 200-step thread: 3.2 ms -> 2.5 ms).
     extra: frozenset[_Pair] = frozenset()
 
     def needs(self, channel: str) -> frozenset[_Pair]:
@@ -283,7 +283,7 @@ class Lineage:
         self._last: OrderedDict[tuple[str, str], Stored] = OrderedDict()
         self._lock = threading.Lock()
         # The pair the last `channels` call returned, already the most recent: a run's next
-        # step skips the lock and the reordering (about 1 us of the 2 us call).
+        # step skips the lock and the reordering (most of the call's 1 us).
         self._recent: tuple[str, str, Stored] | None = None
 
     def channels(self, thread_id: str, ns: str) -> Stored:
