@@ -49,6 +49,9 @@ class SerializedPut(NamedTuple):
     metadata: bytes
 
 
+_new_put = tuple.__new__  # builds a `SerializedPut` in C (its generated __new__ is a frame)
+
+
 def serialize_put(
     serde: Serializer,
     checkpoint: Checkpoint,
@@ -74,8 +77,16 @@ def serialize_put(
     # The bookkeeping around the values (ids, versions, seen versions, channel names) is plain
     # msgpack data by construction: encode it directly, skipping the type-preserving walk
     # (the walk made this O(channels) in Python per step). `serde.loads` reads it unchanged.
-    rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-    return SerializedPut(blobs, _encode_plain(rest), _dump_metadata(serde, metadata))
+    rest = dict(checkpoint)  # a C copy, then one delete: 2x cheaper than a filtering dictcomp
+    del rest["channel_values"]
+    try:
+        meta = serde.dumps(metadata)
+    except SerializationError:
+        meta = _dump_metadata(serde, metadata)  # raises the error naming the key
+    return _new_put(SerializedPut, (blobs, _encode_plain(rest), meta))
+
+
+_ABSENT: Any = object()  # `channel_values.get` default: None is a stored value, not absence
 
 
 def _dump_with_lineage(
@@ -85,23 +96,25 @@ def _dump_with_lineage(
     lineage: Stored,
     parent_id: str | None,
 ) -> list[tuple[str, Any, bytes | None]]:
+    # One loop with the serializer call inline (no per-channel helper): this runs per channel
+    # per step, and the helper frames were a fifth of a long thread's put.
     values = checkpoint["channel_values"]
     bases = lineage.bases(parent_id)
+    dumps = serde.dumps
     blobs: list[tuple[str, Any, bytes | None]] = []
     new = {}
     for ch, v in new_versions.items():
-        if ch not in values:
-            blobs.append((ch, v, None))
-            continue
-        value = values[ch]
-        if type(value) is list:
-            try:
-                blob, new[ch] = dump_list(bases, ch, v, value, serde.dumps)
-            except SerializationError:
-                _dump_channel(serde, ch, value)  # raises the error naming the channel
-                raise
-        else:
-            blob = _dump_channel(serde, ch, value)
+        value = values.get(ch, _ABSENT)
+        try:
+            if value is _ABSENT:
+                blob = None
+            elif type(value) is list:
+                blob, new[ch] = dump_list(bases, ch, v, value, dumps)
+            else:
+                blob = dumps(value)
+        except SerializationError:
+            _dump_channel(serde, ch, value)  # raises the error naming the channel
+            raise
         blobs.append((ch, v, blob))
     # Only once every value serialized: nothing unstored is remembered.
     remember(lineage, checkpoint["id"], checkpoint["channel_versions"], bases, new)
@@ -119,16 +132,22 @@ def serialize_writes(
     With `lineage`, a list written to a state channel that starts with a list the checkpoint
     `checkpoint_id` holds is stored as a reference to it plus its new items (`_deltas`)."""
     rows = []
+    dumps = serde.dumps
+    special_index = WRITES_IDX_MAP.get
     for idx, (ch, v) in enumerate(writes):
-        special = WRITES_IDX_MAP.get(ch)
+        special = special_index(ch)
         blob = None
-        if lineage is not None and special is None and type(v) is list:
+        if type(v) is list and lineage is not None and special is None:
             try:
-                blob = dump_write(lineage, checkpoint_id, v, serde.dumps)  # type: ignore[arg-type]
+                blob = dump_write(lineage, checkpoint_id, v, dumps)  # type: ignore[arg-type]
             except SerializationError:
                 blob = None  # the full value below raises the error naming the channel
         if blob is None:
-            blob = _dump_channel(serde, ch, v)
+            try:
+                blob = dumps(v)
+            except SerializationError:
+                _dump_channel(serde, ch, v)  # raises the error naming the channel
+                raise
         rows.append((idx if special is None else special, ch, blob))
     return rows
 

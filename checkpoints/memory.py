@@ -39,13 +39,12 @@ from .serde import Serializer, default_serializer
 __all__ = ["InMemorySaver", "MemorySaver"]
 
 
-class _Raw:
-    """An immutable scalar kept as is: it needs no defensive copy, so no serialization."""
+class _Raw(tuple):  # type: ignore[type-arg]
+    """An immutable scalar kept as is (its only item): it needs no defensive copy, so no
+    serialization. A tuple subclass so it is built in C (a class with __init__ cost a frame per
+    scalar stored)."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    __slots__ = ()
 
 
 _IMMUTABLE = frozenset({type(None), bool, int, float, str, bytes})
@@ -54,16 +53,16 @@ _IMMUTABLE = frozenset({type(None), bool, int, float, str, bytes})
 class _Codec:
     """The saver's serializer, except that immutable scalars are stored without encoding."""
 
-    __slots__ = ("serde",)
+    __slots__ = ("dumps", "serde")
 
     def __init__(self, serde: Serializer) -> None:
         self.serde = serde
-
-    def dumps(self, value: Any) -> Any:
-        return _Raw(value) if type(value) in _IMMUTABLE else self.serde.dumps(value)
+        dumps = serde.dumps
+        # A closure over the bound method, set per instance: one attribute lookup less per value.
+        self.dumps = lambda value: _Raw((value,)) if type(value) in _IMMUTABLE else dumps(value)
 
     def loads(self, blob: Any) -> Any:
-        return blob.value if type(blob) is _Raw else self.serde.loads(blob)
+        return blob[0] if type(blob) is _Raw else self.serde.loads(blob)
 
 
 class _Saved(NamedTuple):
@@ -72,6 +71,7 @@ class _Saved(NamedTuple):
     parent_id: str | None
 
 
+_new_saved = tuple.__new__  # builds a `_Saved` in C (its generated __new__ is a frame)
 _Tuples = list[CheckpointTuple]  # spelled outside the class, where `list` is a method
 # (task_id, idx) -> (task_id, channel, value, task_path)
 _Writes = dict[tuple[str, int], tuple[str, str, bytes, str]]
@@ -220,7 +220,7 @@ class InMemorySaver(BaseCheckpointSaver):
         parent_id = conf.get("checkpoint_id")
         lineage = None if self.full_values else self._lineage.channels(thread_id, ns)
         data = serialize_put(self._codec, checkpoint, metadata, new_versions, lineage, parent_id)
-        saved = _Saved(data.checkpoint, data.metadata, parent_id)
+        saved = _new_saved(_Saved, (data.checkpoint, data.metadata, parent_id))
         with self._lock:
             if lineage is not None and lineage.dead:  # deleted, pruned or copied meanwhile
                 data = serialize_put(self._codec, checkpoint, metadata, new_versions)
@@ -243,7 +243,9 @@ class InMemorySaver(BaseCheckpointSaver):
         lineage = None if self.full_values else self._lineage.peek(key[0], key[1])
         rows = serialize_writes(self._codec, writes, lineage, key[2])
         with self._lock:
-            stored = self.writes.setdefault(key, {})
+            stored = self.writes.get(key)
+            if stored is None:
+                stored = self.writes[key] = {}
             for idx, ch, value in rows:
                 if idx < 0 or (task_id, idx) not in stored:
                     stored[(task_id, idx)] = (task_id, ch, value, task_path)

@@ -273,8 +273,9 @@ class QueuedSaver(BaseCheckpointSaver):
         lineage = None if full or self.full_values else self._lineage.channels(thread_id, ns)
         data = serialize_put(self.serde, checkpoint, metadata, new_versions, lineage, parent_id)
         rows = Rows(
-            checkpoints=[(thread_id, ns, cid, parent_id, data.checkpoint, data.metadata)],
-            blobs=[(thread_id, ns, ch, v, blob) for ch, v, blob in data.blobs],
+            [(thread_id, ns, cid, parent_id, data.checkpoint, data.metadata)],
+            [(thread_id, ns, ch, v, blob) for ch, v, blob in data.blobs],
+            [],
         )
         return rows, thread_config(thread_id, ns, cid), lineage
 
@@ -306,10 +307,13 @@ class QueuedSaver(BaseCheckpointSaver):
         self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, path: str
     ) -> Rows:
         conf = config["configurable"]
-        key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id)
-        lineage = None if self.full_values else self._lineage.peek(key[0], key[1])
-        rows = serialize_writes(self.serde, writes, lineage, key[2])
-        return Rows(writes=[(*key, idx, ch, value, path) for idx, ch, value in rows])
+        thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"]
+        lineage = None if self.full_values else self._lineage.peek(thread_id, ns)
+        rows = serialize_writes(self.serde, writes, lineage, cid)
+        # Rows spelled out, not (*key, ...), and positional: 3k fewer instructions a step.
+        return Rows(
+            [], [], [(thread_id, ns, cid, task_id, i, ch, value, path) for i, ch, value in rows]
+        )
 
     def put(
         self,
