@@ -188,8 +188,9 @@ def apply_writes(
     for task in tasks:
         if task.path[0] == PULL:
             for trigger in task.node.triggers:
-                if channels[trigger].consume():
-                    _moved(trigger, channels[trigger], versions, dirty)
+                channel = channels[trigger]
+                if channel.consumes and channel.consume():
+                    _moved(trigger, channel, versions, dirty)
 
     grouped: dict[str, list[Any]] = {}
     for task in sorted(tasks, key=_order) if len(tasks) > 1 else tasks:
@@ -204,7 +205,13 @@ def apply_writes(
     for name, values in grouped.items():
         channel = channels.get(name)
         if channel is not None and channel.update(values):
-            _moved(name, channel, versions, dirty)
+            # `_moved` inlined: a step pays it for every channel it writes
+            if channel.checkpoint() is MISSING:
+                versions.pop(name, None)
+                dirty.discard(name)
+            else:
+                versions[name] = next_version()
+                dirty.add(name)
             updated.append(name)
 
     stale = (
