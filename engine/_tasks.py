@@ -442,7 +442,7 @@ def write_out(run: Run, final: bool = False) -> None:
             return
         _keep_exit_checkpoint(run)
     if outbox:
-        ops = _sync_ops(run)
+        ops = run.saver_ops or _sync_ops(run)
         items = outbox[:]
         del outbox[: len(items)]
         for op, args in items:
@@ -510,6 +510,7 @@ def drive_sync(
     run.begin(value)
     flush_sync(run)
     yield
+    halt = run.root.stop_event  # (`_stopped`, looked up once)
     try:
         while True:
             tasks = run.next_tasks()
@@ -526,7 +527,7 @@ def drive_sync(
                     yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
-            if _stopped(run) and not all(t.done for t in tasks):
+            if halt is not None and halt.is_set() and not all(t.done for t in tasks):
                 run.status = "cancelled"
                 return
             _raise_failure(tasks)
