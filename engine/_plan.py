@@ -97,6 +97,10 @@ class Plan:
     has_dual: bool = False
     # what a router's result naming a node writes (`branch_channel`), built once, not per step
     route_writes: dict[str, tuple[str, None]] = dataclasses.field(default_factory=dict)
+    # the channels a step updated -> the nodes they trigger (`_step._triggered`'s cache)
+    triggered: dict[tuple[str, ...], tuple[tuple[str, ...], bool]] = dataclasses.field(
+        default_factory=dict
+    )
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}

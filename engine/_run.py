@@ -542,7 +542,9 @@ class Run:
         self.step_open = False
         self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
         step = self.step
-        self.seen[LAST_TASKS] = {t.name: step for t in tasks}
+        self.seen[LAST_TASKS] = (
+            {tasks[0].name: step} if len(tasks) == 1 else {t.name: step for t in tasks}
+        )
         wants = self.emits and "values" in self.sink.modes
         if (wants or not self.valued) and any(k in self.plan.state_key_set for k in self.updated):
             self.valued = True
