@@ -220,13 +220,10 @@ def apply_writes(
     for name, values in grouped.items():
         channel = channels.get(name)
         if channel is not None and channel.update(values):
-            # `_moved` inlined: a step pays it for every channel it writes
-            if channel.checkpoint() is MISSING:
-                versions.pop(name, None)
-                dirty.discard(name)
-            else:
-                versions[name] = next_version()
-                dirty.add(name)
+            # `_moved` without its MISSING check: an update that changed a channel always
+            # leaves it a value (every kind in `_channels`), and a step pays this per write
+            versions[name] = next_version()
+            dirty.add(name)
             updated.append(name)
 
     stale = (
