@@ -176,6 +176,7 @@ def _triggered(plan: Plan, candidates: Iterable[str]) -> tuple[tuple[str, ...], 
 
 
 def _find_triggered(plan: Plan, candidates: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """`_triggered` uncached: each candidate's subscribers, once each, in insertion order."""
     nodes = plan.nodes
     found: set[str] = set()
     lookup = plan.trigger_to_nodes
