@@ -369,7 +369,10 @@ class Run:
                 "condition. You can increase the limit by setting the `recursion_limit` config "
                 "key."
             )
-        tasks = self._prepare(self.updated)
+        tasks = prepare_tasks(  # `_prepare`, inlined: once per step
+            self.plan, self.channels, self.updated, self.step, self.checkpoint_id or "", self.ns,
+            self.stop,
+        )
         if not tasks:
             finished = [name for name, ch in self.channels.items() if ch.finish()]
             if finished:
@@ -386,7 +389,8 @@ class Run:
             return None
         self.tasks = tasks
         self.step_open = True
-        self._match_pending(tasks)
+        if self.pending:
+            self._match_pending(tasks)
         return tasks
 
     def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:

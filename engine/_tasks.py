@@ -131,8 +131,12 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
 
 
 def _route_writes(run: Run, branch: BranchPlan, result: Any) -> list[tuple[str, Any]]:
-    writes: list[tuple[str, Any]] = []
     known = run.plan.route_writes
+    if type(result) is str and branch.path_map is None:  # most routers: one node by name
+        write = known.get(result)
+        if write is not None:
+            return [write]
+    writes: list[tuple[str, Any]] = []
     for dest in branch.destinations(result):
         if type(dest) is str and dest in known:  # a node's name: its write, made once
             writes.append(known[dest])
@@ -530,7 +534,8 @@ def drive_sync(
             if halt is not None and halt.is_set() and not all(t.done for t in tasks):
                 run.status = "cancelled"
                 return
-            _raise_failure(tasks)
+            if len(tasks) > 1 or tasks[0].error is not None:
+                _raise_failure(tasks)
             run.finish_step(tasks)
             flush_sync(run)
             yield
@@ -550,7 +555,8 @@ def _start(run: Run, tasks: list[Task]) -> list[Task]:
     """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
     stream) and return those left to execute; tasks finished before a resume replay."""
     if len(tasks) == 1 and not tasks[0].cached:
-        run.task_started(tasks[0])
+        if run.events is not None or run.task_start:  # else `task_started` does nothing
+            run.task_started(tasks[0])
         return tasks
     ordered = sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks
     todo = [task for task in ordered if not task.cached]
