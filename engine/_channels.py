@@ -36,6 +36,7 @@ class Channel:
 
     __slots__ = ("key", "value")
     ephemeral = False  # cleared at the end of a step in which it was not written
+    consumes = False  # `consume` may reset it (a step skips the call for the others)
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -104,6 +105,11 @@ class LastValue(Channel):
             )
         self.value = values[0]
         return True
+
+    def preview(self, values: Sequence[Any]) -> Any:
+        if len(values) == 1:  # the common case, without a scratch channel
+            return values[0]
+        return Channel.preview(self, values)
 
 
 class Reducer(Channel):
@@ -217,6 +223,7 @@ class NamedBarrier(Channel):
     """Join edge `[a, b] -> c`: available once every named source wrote, then resets."""
 
     __slots__ = ("names",)
+    consumes = True
 
     def __init__(self, key: str, names: frozenset[str]) -> None:
         super().__init__(key)
@@ -261,6 +268,7 @@ class Deferred(Channel):
     """Trigger of a `defer=True` node: holds writes until the run has nothing else to do."""
 
     __slots__ = ("finished",)
+    consumes = True
 
     def __init__(self, key: str) -> None:
         super().__init__(key)

@@ -95,6 +95,12 @@ class Plan:
     output_reader: Callable[[dict[str, Any]], Any] | None
     # a node has an async form too (`ToolNode`, agent nodes): async runs use the async driver
     has_dual: bool = False
+    # what a router's result naming a node writes (`branch_channel`), built once, not per step
+    route_writes: dict[str, tuple[str, None]] = dataclasses.field(default_factory=dict)
+    # the channels a step updated -> the nodes they trigger (`_step._triggered`'s cache)
+    triggered: dict[tuple[str, ...], tuple[tuple[str, ...], bool]] = dataclasses.field(
+        default_factory=dict
+    )
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}
@@ -224,6 +230,7 @@ def build_plan(
         context_schema=graph.context_schema,
         output_reader=None,
         has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
+        route_writes={name: (branch_channel(name), None) for name in nodes if name != START},
     )
 
 

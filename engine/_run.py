@@ -8,6 +8,7 @@ saver methods, so the step logic exists once (STYLE 7).
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,23 @@ NO_WRITES = "__no_writes__"
 INTERRUPT_SEEN = "__interrupt__"
 LAST_TASKS = "__last__"  # in versions_seen: the nodes of the last step (for update_state)
 _RESERVED_CONF = frozenset(("checkpoint_id", "checkpoint_ns", "checkpoint_map"))
+_TASK_END_MODES = frozenset(("updates", "tasks", "debug"))  # what `_emit_task_end` streams
+
+
+_ISO_SECOND: tuple[int, str] = (-1, "")  # the last whole second `now_iso` formatted
+
+
+def now_iso() -> str:
+    """`datetime.now(timezone.utc).isoformat()`, the same text (microseconds floored, none
+    shown when zero), with the date and time of day formatted once per second: 0.7 vs 3.5 µs
+    measured, paid by every checkpoint."""
+    global _ISO_SECOND
+    second, micro = divmod(time.time_ns() // 1000, 1_000_000)
+    cached = _ISO_SECOND
+    if cached[0] != second:  # threads racing here each store a correct value
+        text = datetime.fromtimestamp(second, timezone.utc).isoformat()[:19]
+        cached = _ISO_SECOND = (second, text)
+    return f"{cached[1]}.{micro:06d}+00:00" if micro else f"{cached[1]}+00:00"
 
 
 def _is_interrupt_id(key: Any) -> bool:
@@ -130,13 +148,21 @@ class Run:
         self.lc_callbacks = ("messages" in modes or "events" in modes) and _langchain_loaded()
         self.events: Events | None = Events(self) if "events" in modes else None
         self.checkpoint_events = self.emits and self._wants_checkpoint_events()
+        # A finished task's update (`_update_of`) only streams: a run streaming none of the
+        # modes that show it does not build it (as `invoke` runs).
+        self.task_end = self.emits and (
+            self.want_messages or not modes.isdisjoint(_TASK_END_MODES)
+        )
+        self.needs_update = self.events is not None or self.task_end
+        self.streams_custom = self.emits and "custom" in modes
+        self.task_start = self.emits and ("tasks" in modes or "debug" in modes)
 
     # -- helpers tasks reach through TaskScope ---------------------------------------------------
 
     def custom_writer(self, task: Task) -> Callable[[Any], None]:
-        sink = self.sink
-        if not self.emits or "custom" not in sink.modes:
+        if not self.streams_custom:
             return _noop
+        sink = self.sink
         ns = self.ns_tuple
         if sink.writer_for is not None:
             return sink.writer_for(ns, "custom")
@@ -343,7 +369,10 @@ class Run:
                 "condition. You can increase the limit by setting the `recursion_limit` config "
                 "key."
             )
-        tasks = self._prepare(self.updated)
+        tasks = prepare_tasks(  # `_prepare`, inlined: once per step
+            self.plan, self.channels, self.updated, self.step, self.checkpoint_id or "", self.ns,
+            self.stop,
+        )
         if not tasks:
             finished = [name for name, ch in self.channels.items() if ch.finish()]
             if finished:
@@ -360,7 +389,8 @@ class Run:
             return None
         self.tasks = tasks
         self.step_open = True
-        self._match_pending(tasks)
+        if self.pending:
+            self._match_pending(tasks)
         return tasks
 
     def _prepare(self, candidates: list[str] | None, step: int | None = None) -> list[Task]:
@@ -404,11 +434,12 @@ class Run:
     def task_finished(self, task: Task) -> None:
         """Record a finished task: persist its writes and stream its update."""
         task.done = True
-        task.update = self._update_of(task)
+        if self.needs_update:
+            task.update = self._update_of(task)
         self._put_writes(task, task.writes or [(NO_WRITES, None)])
         if self.events is not None and task.name != START:
             self.events.node_end(task)
-        if self.emits:
+        if self.task_end:
             if self.want_messages and task.name != START:
                 self._emit_returned_messages(task)
             self._emit_task_end(task)
@@ -476,15 +507,14 @@ class Run:
     def task_started(self, task: Task, node_events: bool = True) -> None:
         if node_events and self.events is not None and task.name != START:
             self.events.node_start(task)
-        if not self.emits or task.name == START:
+        if not self.task_start or task.name == START:  # (`task_start`: tasks or debug)
             return
         modes = self.sink.modes
-        if "tasks" in modes or "debug" in modes:
-            payload = task_payload(task, self.task_event_metadata())
-            if "tasks" in modes:
-                self.sink.push((self.ns_tuple, "tasks", payload))
-            if "debug" in modes:
-                self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
+        payload = task_payload(task, self.task_event_metadata())
+        if "tasks" in modes:
+            self.sink.push((self.ns_tuple, "tasks", payload))
+        if "debug" in modes:
+            self.sink.push((self.ns_tuple, "debug", self._debug("task", payload)))
 
     def caller_metadata(self) -> dict[str, Any]:
         """The config's metadata as nodes and message chunks see it (`_metadata`)."""
@@ -498,8 +528,13 @@ class Run:
 
     def finish_step(self, tasks: list[Task]) -> None:
         """Apply the step's writes, checkpoint, and stop on interrupts (static or dynamic)."""
-        interrupts = [i for t in tasks for i in t.interrupts]
-        if interrupts or self._has_interrupted(tasks):
+        interrupts: list[Interrupt] = []
+        interrupted = False  # a subgraph stopped on a static interrupt has no Interrupt objects
+        for task in tasks:
+            if task.interrupted:
+                interrupted = True
+                interrupts.extend(task.interrupts)
+        if interrupted:
             self.status = "interrupted"
             self.interrupts = interrupts
             if self.emits and "values" in self.sink.modes:
@@ -510,7 +545,10 @@ class Run:
         self.pending = []
         self.step_open = False
         self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
-        self.seen[LAST_TASKS] = {t.name: self.step for t in tasks}
+        step = self.step
+        self.seen[LAST_TASKS] = (
+            {tasks[0].name: step} if len(tasks) == 1 else {t.name: step for t in tasks}
+        )
         wants = self.emits and "values" in self.sink.modes
         if (wants or not self.valued) and any(k in self.plan.state_key_set for k in self.updated):
             self.valued = True
@@ -522,11 +560,6 @@ class Run:
             self.status = "interrupt_after"
             self.seen[INTERRUPT_SEEN] = dict(self.versions)
             self._static_interrupt()
-
-    @staticmethod
-    def _has_interrupted(tasks: list[Task]) -> bool:
-        """A subgraph that stopped on a static interrupt raises with no Interrupt objects."""
-        return any(t.interrupted for t in tasks)
 
     def _emit_pending_values(self, finished: list[Task]) -> None:
         """After an interrupt, the state with the finished siblings' writes applied."""
@@ -618,7 +651,7 @@ class Run:
     def _debug(self, kind: str, payload: Any) -> dict[str, Any]:
         return {
             "step": self.step,
-            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "timestamp": now_iso(),
             "type": kind,
             "payload": payload,
         }
@@ -654,15 +687,16 @@ class Run:
                 new_versions[name] = version
                 values[name] = channels[name].checkpoint()
         self.dirty = set()
-        checkpoint = Checkpoint(
-            v=1,
-            id=checkpoint_id,
-            ts=datetime.now(timezone.utc).isoformat(),
-            channel_values=values,
-            channel_versions=dict(versions),
-            versions_seen=dict(self.seen),  # inner dicts are replaced, never mutated
-            updated_channels=list(self.updated or ()),
-        )
+        # a literal: calling the TypedDict with keywords builds the same dict in 3.4 vs 0.45 µs
+        checkpoint: Checkpoint = {
+            "v": 1,
+            "id": checkpoint_id,
+            "ts": now_iso(),
+            "channel_values": values,
+            "channel_versions": dict(versions),
+            "versions_seen": dict(self.seen),  # inner dicts are replaced, never mutated
+            "updated_channels": list(self.updated or ()),
+        }
         metadata = self._metadata(source)
         parent_config = self.checkpoint_config
         config = {
@@ -710,7 +744,7 @@ class Run:
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
         meta["step"] = self.step
-        meta["parents"] = self._parents()
+        meta["parents"] = self._parents() if self.parent is not None else {}
         return meta
 
     def _parents(self) -> dict[str, str]:

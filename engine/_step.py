@@ -26,6 +26,7 @@ __all__ = ["Task", "apply_writes", "next_version", "prepare_tasks", "task_id"]
 next_version = itertools.count(time.time_ns()).__next__
 
 PULL = "__pregel_pull"
+_TRIGGERED_CACHE = 4096  # distinct sets of updated channels remembered per plan (`_triggered`)
 PUSH = "__pregel_push"
 
 
@@ -123,16 +124,7 @@ def prepare_tasks(
         names: Iterable[str] = nodes
         check_sends = True
     else:
-        found: set[str] = set()
-        lookup = plan.trigger_to_nodes
-        check_sends = False
-        for channel in candidates:
-            if channel == TASKS:
-                check_sends = True
-            triggered = lookup.get(channel)
-            if triggered:
-                found.update(triggered)
-        names = sorted(found, key=lambda n: nodes[n].index) if len(found) > 1 else found
+        names, check_sends = _triggered(plan, candidates)
     tasks: list[Task] = []
     inputs: dict[int, Any] = {}  # per input group: the input built for the step's first node
     for name in names:
@@ -171,6 +163,30 @@ def prepare_tasks(
     return tasks
 
 
+def _triggered(plan: Plan, candidates: Iterable[str]) -> tuple[tuple[str, ...], bool]:
+    """The nodes `candidates` trigger (in insertion order) and whether they include pending
+    Sends, remembered per plan: a loop updates the same channels step after step."""
+    key = tuple(candidates)
+    found = plan.triggered.get(key)
+    if found is None:
+        found = _find_triggered(plan, key)
+        if len(plan.triggered) < _TRIGGERED_CACHE:
+            plan.triggered[key] = found
+    return found
+
+
+def _find_triggered(plan: Plan, candidates: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """`_triggered` uncached: each candidate's subscribers, once each, in insertion order."""
+    nodes = plan.nodes
+    found: set[str] = set()
+    lookup = plan.trigger_to_nodes
+    for channel in candidates:
+        triggered = lookup.get(channel)
+        if triggered:
+            found.update(triggered)
+    return tuple(sorted(found, key=lambda n: nodes[n].index)), TASKS in candidates
+
+
 def apply_writes(
     channels: dict[str, Channel],
     versions: dict[str, int],
@@ -188,8 +204,9 @@ def apply_writes(
     for task in tasks:
         if task.path[0] == PULL:
             for trigger in task.node.triggers:
-                if channels[trigger].consume():
-                    _moved(trigger, channels[trigger], versions, dirty)
+                channel = channels[trigger]
+                if channel.consumes and channel.consume():
+                    _moved(trigger, channel, versions, dirty)
 
     grouped: dict[str, list[Any]] = {}
     for task in sorted(tasks, key=_order) if len(tasks) > 1 else tasks:
@@ -204,7 +221,10 @@ def apply_writes(
     for name, values in grouped.items():
         channel = channels.get(name)
         if channel is not None and channel.update(values):
-            _moved(name, channel, versions, dirty)
+            # `_moved` without its MISSING check: an update that changed a channel always
+            # leaves it a value (every kind in `_channels`), and a step pays this per write
+            versions[name] = next_version()
+            dirty.add(name)
             updated.append(name)
 
     stale = (

@@ -57,6 +57,13 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
 
 def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
     plan = run.plan
+    node = task.node
+    if type(output) is dict and node.writer is None and task.name != START:
+        # the common case first (a graph node returning a dict): `updates_of` inlined
+        keys = plan.state_key_set
+        writes = [(k, v) for k, v in output.items() if k in keys]
+        writes.extend(node.edge_writes)
+        return writes
     if task.name == START and isinstance(output, Command):  # a fresh thread's Command (issue 18)
         writes = [(k, v) for k, v in output.update_items() if k in plan.input_keys]
         writes.extend(_command(run, Command(goto=output.goto)))
@@ -101,14 +108,21 @@ def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
 def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
     """The state a router sees: the current state with only this task's writes applied."""
     plan = run.plan
+    keys = plan.state_key_set
     grouped: dict[str, list[Any]] = {}
-    for channel, value in task.writes:
-        if channel in plan.state_key_set:
-            grouped.setdefault(channel, []).append(value)
+    for key, value in task.writes:
+        if key in keys:
+            bucket = grouped.get(key)
+            if bucket is None:
+                grouped[key] = [value]
+            else:
+                bucket.append(value)
+    channels = run.channels
     values = {}
     for key in plan.state_keys:
-        channel = run.channels[key]
-        value = channel.preview(grouped[key]) if key in grouped else channel.value
+        channel = channels[key]
+        bucket = grouped.get(key)
+        value = channel.value if bucket is None else channel.preview(bucket)
         if value is not MISSING:
             values[key] = value
     if branch.managed:  # a router sees its task's step (issue 17)
@@ -117,9 +131,16 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
 
 
 def _route_writes(run: Run, branch: BranchPlan, result: Any) -> list[tuple[str, Any]]:
+    known = run.plan.route_writes
+    if type(result) is str and branch.path_map is None:  # most routers: one node by name
+        write = known.get(result)
+        if write is not None:
+            return [write]
     writes: list[tuple[str, Any]] = []
     for dest in branch.destinations(result):
-        if isinstance(dest, Send):
+        if type(dest) is str and dest in known:  # a node's name: its write, made once
+            writes.append(known[dest])
+        elif isinstance(dest, Send):
             writes.append((TASKS, dest))
         elif dest != END:
             if dest not in run.plan.nodes or dest == START:
@@ -163,7 +184,8 @@ def _langchain_context(run: Run, scope: TaskScope) -> Any:
 def _call_sync(run: Run, task: Task) -> None:
     scope = TaskScope(task, run)
     token = current_scope.set(scope)
-    lc_token = _langchain_context(run, scope)
+    # a new scope has no `watch` (a timed attempt's, async only): only `lc_callbacks` counts
+    lc_token = _langchain_context(run, scope) if run.lc_callbacks else None
     try:
         output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
         if scope.children is not None:  # the `@task`s the node called (issue 17)
@@ -217,13 +239,14 @@ def _stopped(run: Run) -> bool:
 def _done(run: Run, task: Task) -> None:
     if _stopped(run):  # finished after the cancel: dropped (issue 18; `_worker.Halt`)
         return
-    run.cache_writes(task)
+    if run.cache is not None:
+        run.cache_writes(task)
     run.task_finished(task)
 
 
 def execute_sync(run: Run, task: Task) -> None:
     """Run one task to a recorded outcome (finished, interrupted or failed); never raises."""
-    if run.cached_writes(task):
+    if run.cache is not None and run.cached_writes(task):
         run.task_finished(task)
         return
     attempt = 0
@@ -297,7 +320,7 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
 
 async def execute_async(run: Run, task: Task) -> None:
     """`execute_sync` for async runs; cancellation propagates (it is not a task outcome)."""
-    if run.cached_writes(task):
+    if run.cache is not None and run.cached_writes(task):
         run.task_finished(task)
         return
     attempt = 0
@@ -423,7 +446,7 @@ def write_out(run: Run, final: bool = False) -> None:
             return
         _keep_exit_checkpoint(run)
     if outbox:
-        ops = _sync_ops(run)
+        ops = run.saver_ops or _sync_ops(run)
         items = outbox[:]
         del outbox[: len(items)]
         for op, args in items:
@@ -491,6 +514,7 @@ def drive_sync(
     run.begin(value)
     flush_sync(run)
     yield
+    halt = run.root.stop_event  # (`_stopped`, looked up once)
     try:
         while True:
             tasks = run.next_tasks()
@@ -507,10 +531,11 @@ def drive_sync(
                     yield  # its chunks (a `tasks` error result) before the error
             elif todo:
                 yield from _run_in_threads(run, todo, live)
-            if _stopped(run) and not all(t.done for t in tasks):
+            if halt is not None and halt.is_set() and not all(t.done for t in tasks):
                 run.status = "cancelled"
                 return
-            _raise_failure(tasks)
+            if len(tasks) > 1 or tasks[0].error is not None:
+                _raise_failure(tasks)
             run.finish_step(tasks)
             flush_sync(run)
             yield
@@ -530,7 +555,8 @@ def _start(run: Run, tasks: list[Task]) -> list[Task]:
     """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
     stream) and return those left to execute; tasks finished before a resume replay."""
     if len(tasks) == 1 and not tasks[0].cached:
-        run.task_started(tasks[0])
+        if run.events is not None or run.task_start:  # else `task_started` does nothing
+            run.task_started(tasks[0])
         return tasks
     ordered = sorted(tasks, key=_start_order) if len(tasks) > 1 else tasks
     todo = [task for task in ordered if not task.cached]
