@@ -64,7 +64,7 @@ class TaskScope:
         self.task = task
         self.run = run
         self._config: dict[str, Any] | None = None
-        self.writer = run.custom_writer(task) if run.streams_custom else _no_writer
+        self.writer = run.custom_writer(task)
         self._runtime: Runtime[Any] | None = None
         self.interrupt_index = 0
         self.resume: list[Any] = list(task.resume)
