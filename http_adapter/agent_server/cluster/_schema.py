@@ -107,31 +107,25 @@ MIGRATIONS: list[Sequence[str]] = [
         $fn$""",
         """CREATE FUNCTION graphrun_finish(p_run_id text, p_token uuid, p_status text,
                 p_run jsonb, p_outcome jsonb, p_thread_id text, p_thread_status text,
-                p_stamp text, p_thread jsonb)
-            RETURNS boolean LANGUAGE plpgsql VOLATILE AS $fn$
-        DECLARE
-            ended boolean;
+                p_stamp text, p_thread jsonb, OUT written boolean, OUT others boolean)
+            LANGUAGE plpgsql VOLATILE AS $fn$
         BEGIN
             PERFORM 1 FROM server_threads WHERE thread_id = p_thread_id FOR UPDATE;
-            -- this snapshot still shows the run `running`: the thread is `busy` when ANOTHER
-            -- run of it is in flight; no row ended: a stale attempt, nothing written
-            WITH r AS (
-                UPDATE server_runs SET status = p_status, body = p_run, outcome = p_outcome,
-                    owner = NULL, lease_until = NULL
-                WHERE run_id = p_run_id AND token = p_token AND status = 'running'
-                RETURNING thread_id),
-            t AS (
-                UPDATE server_threads th SET status = s.status, updated_at = p_stamp,
+            -- under the lock: every run of the thread committed before is seen; another in
+            -- flight keeps the thread `busy` (and a pending one waits for this end)
+            others := EXISTS (SELECT 1 FROM server_runs WHERE thread_id = p_thread_id
+                AND run_id <> p_run_id AND status IN ('pending', 'running'));
+            UPDATE server_runs SET status = p_status, body = p_run, outcome = p_outcome,
+                owner = NULL, lease_until = NULL
+            WHERE run_id = p_run_id AND token = p_token AND status = 'running';
+            written := FOUND;  -- no row: a stale attempt, nothing written
+            IF written AND p_thread IS NOT NULL THEN
+                UPDATE server_threads SET status = s.status, updated_at = p_stamp,
                     body = p_thread || jsonb_build_object('status', s.status,
                         'updated_at', p_stamp)
-                FROM (SELECT CASE WHEN EXISTS (
-                        SELECT 1 FROM server_runs o WHERE o.thread_id = p_thread_id
-                            AND o.run_id <> p_run_id AND o.status IN ('pending', 'running'))
-                      THEN 'busy' ELSE p_thread_status END AS status) AS s
-                WHERE p_thread IS NOT NULL AND th.thread_id = (SELECT thread_id FROM r)
-                RETURNING 1)
-            SELECT count(*) > 0 INTO ended FROM r;
-            RETURN ended;
+                FROM (SELECT CASE WHEN others THEN 'busy' ELSE p_thread_status END AS status) s
+                WHERE thread_id = p_thread_id;
+            END IF;
         END
         $fn$""",
     ),

@@ -24,7 +24,7 @@ from ..schemas import Run, Thread
 from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
-__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
+__all__ = ["BUDGET", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
 REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts
@@ -45,6 +45,15 @@ class Claim:
     cancel_action: str | None
     claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
     more: bool = True  # other due runs were pending when this one was claimed: look again
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Finished:
+    """An attempt's end: whether it was written (False: stale, nothing written) and whether
+    another run of its thread is in flight (a pending one can start now)."""
+
+    written: bool
+    others: bool
 
 
 @dataclasses.dataclass(slots=True)
@@ -104,7 +113,10 @@ _UPSERT_THREAD = (
     "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
     "DO UPDATE SET status = server_threads.status"
 )
-_FINISH = "SELECT graphrun_finish($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)"
+_FINISH = (
+    "SELECT written, others "
+    "FROM graphrun_finish($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)"
+)
 _ENQUEUE = (
     "SELECT found_id AS run_id, found_status AS status, found_body AS body "
     "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb)"
@@ -251,19 +263,20 @@ class Ledger:
         return result != "UPDATE 0"
 
     async def finish(self, claim: Claim, run: Run, outcome: Any, thread: Thread | None,
-                     stamp: str) -> bool:
+                     stamp: str) -> Finished:
         """End the attempt: the run's status, body and outcome and its thread's record in one
-        transaction, only while the token is still the run's (False: stale, nothing written).
+        transaction, only while the token is still the run's (else nothing is written).
         The thread's status becomes `thread.status`, or `busy` if another run is in flight.
         One round trip (schema step 4): the thread row locked, then the writes."""
         if run.status in _INFLIGHT:
             raise ValueError(f"finish needs a final status, not {run.status!r}")
         async with self.pool.acquire() as conn:
-            return bool(await conn.fetchval(
+            row = await conn.fetchrow(
                 _FINISH, run.run_id, claim.token, run.status, _json(run), _json(outcome),
                 run.thread_id, thread.status if thread else None, stamp,
                 _json(thread) if thread else None,
-            ))
+            )
+        return Finished(row["written"], row["others"])
 
     async def finish_rollback(self, claim: Claim, thread: Thread | None, stamp: str) -> bool:
         """A run cancelled with `rollback`: delete it (token-conditioned) and settle its thread."""

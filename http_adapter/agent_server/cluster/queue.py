@@ -293,10 +293,11 @@ class ClusterQueue:
 
     async def _run_claim(self, claim: Claim, active: Active) -> None:
         run_id = claim.run.run_id
+        others = True  # another run may wait for this one's end: the dispatcher looks again
         try:
             if claim.cancel_action is not None:  # cancelled between its claim and now
                 self._stop(run_id, claim.cancel_action)
-            await self._attempt(claim, active)
+            others = await self._attempt(claim, active)
         except Exception as error:  # the graph's errors are handled inside; this is ours
             logger.exception("Run %s failed in the queue", run_id)
             outcome = failure(error)
@@ -316,16 +317,19 @@ class ClusterQueue:
             self._claims.pop(run_id, None)
             self._gone.set()
             self._slots.release()
-            self.wake()
+            if others:  # else no run waited for this one: no claim that would find nothing
+                self.wake()
 
-    async def _attempt(self, claim: Claim, active: Active) -> None:
+    async def _attempt(self, claim: Claim, active: Active) -> bool:
+        """Run one attempt; False when it ended with no other run of its thread in flight."""
         state = self.state
         assert self.ledger is not None
         run = with_(claim.run, status="running", updated_at=now(),
                     kwargs=started_kwargs(claim.run.kwargs, claim.attempt, state.settings.api_url))
         state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
         if not await self.ledger.started(claim, run):
-            return await self._stale(run.run_id)
+            await self._stale(run.run_id)
+            return True
         # A run claimed before resumes from its checkpoints if it wrote any, whatever the
         # attempt number says (a drained run gave its attempt back): finished steps are not
         # run again (§3). A first claim has none: no look-up.
@@ -337,34 +341,39 @@ class ClusterQueue:
             # back and spent an attempt.
             if await self.ledger.release([claim]):
                 self._signal("wake", self.host)
-            return
+            return True
         if active.action in _STOPPED:
-            return
-        await self._settle(claim, run, outcome, active)
+            return True
+        return await self._settle(claim, run, outcome, active)
 
     async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active, *,
-                      values: bool = True) -> None:
+                      values: bool = True) -> bool:
         """Write the attempt's end (token-conditioned), then tell waiters and webhooks;
-        without `values`, the thread's stored values are kept (not read from checkpoints)."""
+        without `values`, the thread's stored values are kept (not read from checkpoints).
+        False when the end was written and no other run of the thread is in flight."""
         assert self.ledger is not None
         thread = await self.ledger.thread(run.thread_id)
         stamp = now()
         if active.action == "rollback":
             await drop_checkpoints(self.state.saver, run)
             after = await self._thread_after(thread, outcome)
-            if not await self.ledger.finish_rollback(claim, after, stamp):
-                return await self._stale(run.run_id)
-            self._remember(run.run_id, outcome)  # its record is gone: `wait` answers from here
-            self._closed(run.run_id)
-            return
+            if await self.ledger.finish_rollback(claim, after, stamp):
+                self._remember(run.run_id, outcome)  # its record is gone: `wait` answers here
+                self._closed(run.run_id)
+            else:
+                await self._stale(run.run_id)
+            return True
         ended = with_(run, status=outcome.status, updated_at=stamp)
         if values or thread is None:
             after = await self._thread_after(thread, outcome)
         else:
             after = with_(thread, status="error", error=outcome.error, updated_at=stamp)
-        if not await self.ledger.finish(claim, ended, _stored(outcome), after, stamp):
-            return await self._stale(run.run_id)
+        finished = await self.ledger.finish(claim, ended, _stored(outcome), after, stamp)
+        if not finished.written:
+            await self._stale(run.run_id)
+            return True
         await self._ended(ended, outcome)
+        return finished.others
 
     async def _stale(self, run_id: str) -> None:
         """The attempt's end was refused. If another host owns the run now, its stream goes
