@@ -79,14 +79,38 @@ MIGRATIONS: list[Sequence[str]] = [
     (
         """CREATE FUNCTION graphrun_enqueue(p_run_id text, p_thread_id text, p_run jsonb,
                 p_after float8, p_stamp text, p_metadata jsonb, p_enqueue boolean,
-                p_thread jsonb)
-            RETURNS TABLE (found_id text, found_status text, found_body text)
+                p_thread jsonb, p_started jsonb, p_owner text, p_lease float8)
+            RETURNS TABLE (found_id text, found_status text, found_body text, found_token uuid)
             LANGUAGE plpgsql VOLATILE AS $fn$
+        DECLARE
+            v_token uuid;
         BEGIN
             -- creates the thread's row if need be and locks it either way (DO UPDATE locks)
             INSERT INTO server_threads AS t (thread_id, status, updated_at, body)
                 VALUES (p_thread_id, 'busy', p_stamp, p_thread)
                 ON CONFLICT (thread_id) DO UPDATE SET status = t.status;
+            -- `p_started` (the run as its first attempt starts it): the caller has a free
+            -- worker and runs the run at once, claimed here, when nothing else is due (no run
+            -- jumps the queue) and its thread has nothing in flight. Saves the claim and the
+            -- attempt's first write (two round trips) on an idle host.
+            IF p_started IS NOT NULL AND p_after <= 0 AND NOT EXISTS (
+                    SELECT 1 FROM server_runs r WHERE r.status = 'pending'
+                        AND r.not_before <= now())
+                AND NOT EXISTS (
+                    SELECT 1 FROM server_runs r WHERE r.thread_id = p_thread_id
+                        AND r.status IN ('pending', 'running')) THEN
+                v_token := gen_random_uuid();
+                INSERT INTO server_runs (run_id, thread_id, status, body, not_before, attempt,
+                        token, owner, lease_until, claims)
+                    VALUES (p_run_id, p_thread_id, 'running', p_started, now(), 1, v_token,
+                        p_owner, now() + make_interval(secs => p_lease), 1);
+                UPDATE server_threads t SET status = 'busy', updated_at = p_stamp,
+                    body = t.body || jsonb_build_object('status', 'busy', 'updated_at',
+                        p_stamp, 'metadata', p_metadata || COALESCE(t.body->'metadata', '{}'))
+                WHERE t.thread_id = p_thread_id;
+                RETURN QUERY SELECT p_run_id, 'running'::text, NULL::text, v_token;
+                RETURN;
+            END IF;
             RETURN QUERY
             WITH f AS (
                 SELECT r.run_id, r.status, r.body::text AS body, r.seq FROM server_runs r
@@ -102,7 +126,7 @@ MIGRATIONS: list[Sequence[str]] = [
                     body = t.body || jsonb_build_object('status', 'busy', 'updated_at',
                         p_stamp, 'metadata', p_metadata || COALESCE(t.body->'metadata', '{}'))
                 WHERE t.thread_id = p_thread_id AND EXISTS (SELECT 1 FROM ins))
-            SELECT f.run_id, f.status, f.body FROM f ORDER BY f.seq;
+            SELECT f.run_id, f.status, f.body, NULL::uuid FROM f ORDER BY f.seq;
         END
         $fn$""",
         """CREATE FUNCTION graphrun_finish(p_run_id text, p_token uuid, p_status text,

@@ -45,6 +45,7 @@ class Claim:
     cancel_action: str | None
     claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
     more: bool = True  # other due runs were pending when this one was claimed: look again
+    started: bool = False  # claimed as it was enqueued: `run` is stored as it starts
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class Finished:
 class Enqueued:
     """What `enqueue` did to the thread's other runs (multitask `interrupt` / `rollback`)."""
 
+    claim: Claim | None = None  # the run, claimed at once for the caller (`enqueue(started=)`)
     running: list[str] = dataclasses.field(default_factory=list)  # flagged: their owner cancels
     finalised: list[Run] = dataclasses.field(default_factory=list)  # pending ones, ended here
     deleted: list[str] = dataclasses.field(default_factory=list)  # pending ones rolled back
@@ -118,8 +120,9 @@ _FINISH = (
     "FROM graphrun_finish($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)"
 )
 _ENQUEUE = (
-    "SELECT found_id AS run_id, found_status AS status, found_body AS body "
-    "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb)"
+    "SELECT found_id AS run_id, found_status AS status, found_body AS body, found_token "
+    "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, "
+    "$10, $11)"
 )
 
 # A pending run and its thread marked busy. The thread's metadata gains the keys the route
@@ -177,11 +180,14 @@ class Ledger:
 
     # -- creating -------------------------------------------------------------------------------
 
-    async def enqueue(self, run: Run, thread: Thread, stamp: str, after: float = 0.0) -> Enqueued:
+    async def enqueue(self, run: Run, thread: Thread, stamp: str, after: float = 0.0, *,
+                      started: Run | None = None) -> Enqueued:
         """Insert a pending run and mark its thread busy, applying its multitask strategy under
         the thread row's lock: `reject` raises Conflict when the thread has a run in flight on
         any host; `interrupt` / `rollback` flag the running ones (returned for their owner to
-        stop) and end the pending ones here."""
+        stop) and end the pending ones here. With `started` (the run as its first attempt
+        starts it; the caller has a free worker), the run is claimed at once for this host
+        when nothing else is due and its thread has nothing in flight (`Enqueued.claim`)."""
         strategy = run.multitask_strategy
         values = (run.run_id, run.thread_id, _json(run), float(after), stamp,
                   _json(thread.metadata or {}))
@@ -189,7 +195,13 @@ class Ledger:
         # read, and the run inserted when its strategy lets it in whatever is in flight, or
         # nothing is (the common case; it was four round trips).
         async with self.pool.acquire() as conn:
-            inflight = await conn.fetch(_ENQUEUE, *values, strategy == "enqueue", _json(thread))
+            inflight = await conn.fetch(
+                _ENQUEUE, *values, strategy == "enqueue", _json(thread),
+                _json(started) if started is not None else None, self.host, self.lease,
+            )
+        if started is not None and inflight and inflight[0]["found_token"] is not None:
+            return Enqueued(claim=Claim(started, inflight[0]["found_token"], 1, None,
+                                        more=False, started=True))
         if not inflight or strategy == "enqueue":
             return Enqueued()
         if strategy == "reject":

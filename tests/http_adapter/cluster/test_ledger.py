@@ -236,3 +236,36 @@ async def test_a_run_ending_while_another_is_enqueued_leaves_its_thread_busy(pg_
             [row] = await rows(pg_url, "SELECT status, body->>'status' AS b FROM server_threads "
                                        "WHERE thread_id = $1", thread_id)
             assert (row["status"], row["b"]) == ("busy", "busy"), round_
+
+
+async def test_a_run_is_claimed_as_it_is_enqueued_only_when_nothing_else_is_due(
+        pg_url: str) -> None:
+    """`enqueue(started=...)`: the caller's free worker takes the run in the same statement,
+    unless another run is due (no run jumps the queue) or its thread has one in flight; a run
+    so claimed is an ordinary attempt (token, lease, attempt 1) and stored as it started."""
+    async with ledger(pg_url, "a", lease=30.0) as a, ledger(pg_url, "b") as b:
+        first = run("t1")
+        started = msgspec.structs.replace(first, status="running", metadata={"started": True})
+        done = await a.enqueue(first, thread("t1"), now(), started=started)
+        claim = done.claim
+        assert claim is not None and claim.started and claim.attempt == 1
+        assert claim.run is started and not claim.claimed_before
+        [row] = await rows(pg_url, "SELECT status, token, owner, attempt, claims, "
+                                   "lease_until > now() AS leased, body->'metadata' AS m "
+                                   "FROM server_runs")
+        assert (row["status"], row["token"], row["owner"]) == ("running", claim.token, "a")
+        assert (row["attempt"], row["claims"], row["leased"]) == (1, 1, True)
+        assert row["m"] == '{"started": true}'
+        assert await b.claim() is None  # nobody else can take it
+        # its thread has a run in flight: queued behind it, not claimed
+        second = run("t1")
+        assert (await a.enqueue(second, thread("t1"), now(), started=second)).claim is None
+        # another thread, but a run is due (t1's second waits): queued, claimed in order
+        third = run("t2")
+        assert (await a.enqueue(third, thread("t2"), now(), started=third)).claim is None
+        assert (await a.finish(claim, _done(claim), {"status": "success"}, None, now())).others
+        assert [(await b.claim()).run.run_id for _ in range(2)] == [second.run_id, third.run_id]
+        # a delayed run is never claimed at once
+        fourth = run("t3")
+        done = await a.enqueue(fourth, thread("t3"), now(), 5.0, started=fourth)
+        assert done.claim is None
