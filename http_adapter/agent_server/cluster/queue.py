@@ -226,9 +226,11 @@ class ClusterQueue:
             if isinstance(error, Conflict):
                 self.state.broker.forget(run.run_id)
             raise
-        if done.claim is not None and self._tasks is not None:
-            self._start(self._tasks, done.claim)
-            return run
+        if done.claim is not None:
+            if self._tasks is not None:
+                self._start(self._tasks, done.claim)
+                return run
+            await ledger.release([done.claim])  # stopped serving meanwhile: pending again
         if slot:
             self._slots.release()
         for run_id in done.running:  # multitask interrupt / rollback: their owners stop them
