@@ -24,7 +24,9 @@ from ..schemas import Run, Thread
 from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
-__all__ = ["BUDGET", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
+__all__ = [
+    "BUDGET", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped",
+]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
 REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts
@@ -109,12 +111,6 @@ WHERE thread_id = $1::text
 
 # The attempt's end and a run's enqueue: PL/pgSQL functions (schema step 4, `_schema.py`),
 # each one round trip where a transaction took four.
-# Creates the thread's row if need be and locks it either way (DO UPDATE locks).
-_UPSERT_THREAD = (
-    "INSERT INTO server_threads (thread_id, status, updated_at, body) "
-    "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
-    "DO UPDATE SET status = server_threads.status"
-)
 _FINISH = (
     "SELECT written, others "
     "FROM graphrun_finish($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)"
@@ -123,6 +119,13 @@ _ENQUEUE = (
     "SELECT found_id AS run_id, found_status AS status, found_body AS body, found_token "
     "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, "
     "$10, $11)"
+)
+# Creates the thread's row if need be and locks it either way (DO UPDATE locks): the
+# displacing strategies' transaction (`_enqueue_displacing`).
+_UPSERT_THREAD = (
+    "INSERT INTO server_threads (thread_id, status, updated_at, body) "
+    "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
+    "DO UPDATE SET status = server_threads.status"
 )
 
 # A pending run and its thread marked busy. The thread's metadata gains the keys the route
