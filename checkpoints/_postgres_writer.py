@@ -42,6 +42,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from ._blob_cache import BlobCache
 from ._sqlite_writer import _BUSY, _IDLE, _LINGERING, Job, Rows, Writer, has_task, only_barriers
 
 __all__ = ["HANDOFF", "HANDOFF_WAIT", "JSON_LIMIT", "LOST", "PgWriter", "insert_rows"]
@@ -188,9 +189,11 @@ class PgWriter(Writer):
         loop_thread: Any,
         reconnect: Callable[[], Awaitable[asyncpg.Connection]],
         on_error: Callable[[], object] | None = None,
+        blobs: BlobCache | None = None,
     ) -> None:
         super().__init__(conn, loop_thread, on_error=on_error)  # type: ignore[arg-type]
         self._reconnect = reconnect
+        self._blobs = blobs  # told what each commit stored (the reader's cache)
         self._handing: list[threading.Event] = []  # hand-overs waiting for the next send
         self._due = HANDOFF  # queued changes that make a submit hand them over
         self._fileno = _socket_of(conn)
@@ -242,6 +245,19 @@ class PgWriter(Writer):
             self._conn = await self._reconnect()  # type: ignore[assignment]
             self._fileno = _socket_of(self.connection)
             await self._apply_on(self.connection, jobs)
+        self._committed(jobs)
+
+    def _committed(self, jobs: list[Job]) -> None:
+        """The blobs these jobs stored, for the reader; a task (delete, copy, prune) may have
+        removed blobs: the cache starts again."""
+        if self._blobs is None:
+            return
+        if has_task(jobs):
+            self._blobs.clear()
+            return
+        for job in jobs:
+            if job.rows is not None and job.rows.blobs:
+                self._blobs.put_many(job.rows.blobs)
 
     async def _apply_on(self, conn: asyncpg.Connection, jobs: list[Job]) -> None:
         if not has_task(jobs):

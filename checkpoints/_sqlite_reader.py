@@ -80,12 +80,15 @@ class Reader:
         rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
         return await self.read_one(rows[0]) if rows else None
 
-    async def read_one(self, row: Any) -> CheckpointTuple:
-        """One checkpoint row, hydrated; a damaged one raises its `DamagedCheckpointError`."""
+    async def read_one(
+        self, row: Any, writes: dict[tuple[str, str, str], list[_WriteRow]] | None = None
+    ) -> CheckpointTuple:
+        """One checkpoint row, hydrated; a damaged one raises its `DamagedCheckpointError`.
+        `writes`: its pending writes when the query that found it read them too."""
         found = self._found(row)
         if isinstance(found, DamagedCheckpointError):
             raise found
-        read = (await self.hydrate([found]))[0]
+        read = (await self.hydrate([found], writes))[0]
         if isinstance(read, DamagedCheckpointError):
             raise read
         return read
@@ -133,9 +136,14 @@ class Reader:
         except Exception as error:
             return damaged(thread_id, ns, cid, error)
 
-    async def hydrate(self, found: list[Found]) -> list[CheckpointTuple | DamagedCheckpointError]:
-        """Attach channel values and pending writes, with one query per (thread, namespace).
-        A checkpoint whose record cannot be decoded comes back as its error."""
+    async def hydrate(
+        self,
+        found: list[Found],
+        loaded: dict[tuple[str, str, str], list[_WriteRow]] | None = None,
+    ) -> list[CheckpointTuple | DamagedCheckpointError]:
+        """Attach channel values and pending writes (unless `loaded` has them), with one query
+        per (thread, namespace). A checkpoint whose record cannot be decoded comes back as
+        its error."""
         checkpoints: list[Checkpoint | None] = []
         for f in found:
             try:
@@ -147,12 +155,13 @@ class Reader:
             if checkpoints[i] is not None:
                 groups.setdefault((f.thread_id, f.ns), []).append(i)
         blobs: dict[_BlobKey, bytes | None] = {}
-        writes: dict[tuple[str, str, str], list[_WriteRow]] = {}
+        writes: dict[tuple[str, str, str], list[_WriteRow]] = loaded or {}
         for (thread_id, ns), indexes in groups.items():
             pairs = {p for i in indexes for p in _versions(checkpoints[i])}
-            ids = [found[i].checkpoint_id for i in indexes]
             blobs.update(await self._load_blobs(thread_id, ns, [*pairs]))
-            writes.update(await self._load_writes(thread_id, ns, ids))
+            if loaded is None:
+                ids = [found[i].checkpoint_id for i in indexes]
+                writes.update(await self._load_writes(thread_id, ns, ids))
         return [
             self._tuple(f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []))
             for f, checkpoint in zip(found, checkpoints, strict=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ._blob_cache import BlobCache
 from ._deltas import Lineage
 from ._loop_thread import LoopThread
 from .serde import Serializer, default_serializer
@@ -49,6 +50,7 @@ class _Backend(Backend):
     ) -> None:
         self.loop_thread = LoopThread(name="graphrun-postgres")
         self.lineage = Lineage()  # see SqliteSaver: forgotten after a failed write
+        self.blobs = BlobCache()  # what the writer stored and the reader read (loop thread)
         self._start_closing()
         options = connect_options(prepared_statements)
         try:
@@ -59,7 +61,7 @@ class _Backend(Backend):
             self.loop_thread.stop()
             raise
         self._close_at_exit()  # flush what was handed over before the interpreter exits
-        self.reader = PgReader(self.pool, self.writer, serde)
+        self.reader = PgReader(self.pool, self.writer, serde, self.blobs)
 
     async def _open(
         self, url: str, pool_size: int, options: dict[str, Any]
@@ -78,6 +80,7 @@ class _Backend(Backend):
             self.loop_thread,
             reconnect=lambda: asyncpg.connect(url, **options),
             on_error=self.lineage.clear,
+            blobs=self.blobs,
         )
         return pool, writer
 

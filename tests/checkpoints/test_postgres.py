@@ -231,6 +231,52 @@ def test_an_emptied_channel_and_bytes_survive_the_json_form(pg_url: str) -> None
     assert query(pg_url, "SELECT value FROM checkpoint_blobs WHERE channel = 'a'") == [(None,)]
 
 
+def test_reading_back_what_this_process_wrote_is_one_round_trip(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoint just written reads back, pending writes and all, in one query: its
+    blobs come from the cache the writer fills after each commit (issue 19: a run's start and
+    its thread's state after it each made four round trips)."""
+    with PostgresSaver(pg_url) as saver:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"a": [1, 2], "b": "x"}
+        checkpoint["channel_versions"] = {"a": 1, "b": 1}
+        config = saver.put(thread_config("t"), checkpoint, {"source": "loop", "step": 0},
+                           {"a": 1, "b": 1})
+        saver.put_writes(config, [("a", 3), ("b", "y")], "task")
+        reader = saver._backend.reader
+        sent: list[str] = []
+        fetch = reader._fetch
+
+        async def counted(sql: str, *args: Any) -> list[Any]:
+            sent.append(sql)
+            return await fetch(sql, *args)
+
+        monkeypatch.setattr(reader, "_fetch", counted)
+        found = saver.get_tuple(thread_config("t"))
+    assert found is not None and found.checkpoint["channel_values"] == {"a": [1, 2], "b": "x"}
+    assert found.pending_writes == [("task", "a", 3), ("task", "b", "y")]
+    assert len(sent) == 1
+
+
+def test_what_another_process_wrote_or_deleted_reads_right(pg_url: str) -> None:
+    """The cache holds blobs, never which checkpoint is the newest: a checkpoint another saver
+    wrote afterwards is read whole, and a thread it deleted is gone."""
+    with PostgresSaver(pg_url) as a, PostgresSaver(pg_url) as b:
+        for saver, value in ((a, 1), (b, 2)):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"a": value}
+            checkpoint["channel_versions"] = {"a": value}
+            saver.put(thread_config("t"), checkpoint, {"source": "loop", "step": value},
+                      {"a": value})
+            found = a.get_tuple(thread_config("t"))
+            assert found is not None and found.checkpoint["channel_values"] == {"a": value}
+        b.delete_thread("t")
+        assert a.get_tuple(thread_config("t")) is None
+        assert a.get_tuple(thread_config("t", "", found.config["configurable"]["checkpoint_id"])
+                           ) is None
+
+
 def test_a_long_run_hands_its_steps_to_the_server_before_it_ends(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,13 @@ where the events live, and that the producer and the subscribers may be differen
 - A subscriber reads with ONE cursor, replay and live alike (XREAD BLOCK from the last id seen),
   so nothing falls between replay and subscribe; after a Redis restart it reconnects and goes on
   from its cursor. Subscribers keep nothing in Redis.
+- A run nobody on this host watches that is not resumable is flushed lazily: its events wait
+  up to `unwatched` (50 ms) and go with its end marker or any other round trip, its stream's
+  end is not read first (an empty stream is assumed, as for a first attempt; the append
+  script refuses a wrong guess, and the end is then read). A short `/runs/wait` run so costs
+  one Redis round trip instead of about five: ~3 ms of the loop's CPU a run on a 2-core
+  machine where a run took ~10 (issue 19's +5 ms bar). A reader on another host sees such a
+  run's events up to `unwatched` late; a subscriber here makes its run urgent again.
 - Memory is bounded: XADD MAXLEN per run, an EXPIRE while open (refreshed) and a TTL after close.
 - A run whose stream never gets its end marker (its host died) ends when the injected
   `is_finished(run_id)` says so, checked when XREAD waited and found nothing.
@@ -79,8 +86,8 @@ def connect(url: str, *, read_timeout: float | None = 10.0) -> Redis:
 class _Run:
     """One run opened on this host: its unflushed events and where its ids stand."""
 
-    __slots__ = ("base", "closed", "dropped", "expiring", "last", "published", "queue",
-                 "resolved", "resumable", "subscribers", "unsent")
+    __slots__ = ("base", "closed", "confirmed", "dropped", "expiring", "guessed", "last",
+                 "published", "queue", "resolved", "resumable", "subscribers", "unsent")
 
     def __init__(self, resumable: bool) -> None:
         self.resumable = resumable
@@ -89,6 +96,8 @@ class _Run:
         self.base: EventKey | None = None  # the stream's last entry when this host opened it
         self.last: EventKey | None = None  # the last id assigned here
         self.resolved = anyio.Event()  # base is known
+        self.guessed = False  # base was once assumed (0, 0) without reading the stream
+        self.confirmed = False  # base was read, or a write after it was accepted
         self.published = 0  # events accepted since the open (a local subscriber's join point)
         self.closed = False
         self.dropped = 0
@@ -156,7 +165,8 @@ class RedisBroker:
                  maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
                  closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
                  batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005,
-                 finish_grace: float = 2.0, down_grace: float = 5.0) -> None:
+                 finish_grace: float = 2.0, down_grace: float = 5.0, unwatched: float = 0.05
+                 ) -> None:
         self._client = connect(url, read_timeout=block + 10.0)
         self._is_finished = is_finished
         self._prefix = prefix
@@ -173,6 +183,8 @@ class RedisBroker:
         self._down_grace = down_grace  # a finished run's stream while Redis cannot be read
         self._runs: dict[str, _Run] = {}
         self._dirty: dict[str, _Run] = {}
+        self._unwatched = unwatched
+        self._later: dict[str, tuple[float, _Run]] = {}  # unwatched runs: when they are due
         self._deletes: list[str] = []
         self._wake: anyio.Event | None = None
         self.healthy = False  # the last flush reached Redis
@@ -224,6 +236,7 @@ class RedisBroker:
         """The run never was (a rejected create): its stream goes."""
         run = self._runs.pop(run_id, None)
         self._dirty.pop(run_id, None)
+        self._later.pop(run_id, None)
         if run is not None:
             run.closed = True
             run.resolved.set()
@@ -243,7 +256,7 @@ class RedisBroker:
                     ) -> None:
         """Flush buffered events until cancelled; then one last short flush (end markers)."""
         self._wake = anyio.Event()
-        if self._dirty or self._deletes:  # published before serve started
+        if self._dirty or self._deletes or self._later:  # published before serve started
             self._wake.set()
         try:
             task_status.started()
@@ -251,6 +264,7 @@ class RedisBroker:
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 try:
+                    self._due(everything=True)
                     while self._dirty or self._deletes:
                         await self._flush()
                 except DOWN:
@@ -259,17 +273,45 @@ class RedisBroker:
                 await self._client.aclose()
 
     def _mark(self, run_id: str, run: _Run) -> None:
-        self._dirty[run_id] = run
-        self._kick()
+        if run.resumable or run.subscribers or run.closed or not self._unwatched:
+            self._later.pop(run_id, None)
+            self._dirty[run_id] = run
+            self._kick()
+        elif run_id not in self._dirty and run_id not in self._later:
+            self._later[run_id] = (time.monotonic() + self._unwatched, run)
+            self._kick()  # the flusher's sleep ends when it is due
+
+    def _watched(self, run_id: str) -> None:
+        """A subscriber here: the run's events go at once from now on."""
+        later = self._later.pop(run_id, None)
+        if later is not None:
+            self._dirty[run_id] = later[1]
+            self._kick()
+
+    def _due(self, *, everything: bool = False) -> None:
+        """Unwatched runs join a round trip made anyway, or go when the first is due."""
+        if not self._later:
+            return
+        if not (everything or self._dirty or self._deletes):
+            if min(due for due, _ in self._later.values()) > time.monotonic():
+                return
+        for run_id, (_, run) in self._later.items():
+            self._dirty.setdefault(run_id, run)
+        self._later.clear()
+
+    def _wait_time(self, next_refresh: float) -> float:
+        due = min((due for due, _ in self._later.values()), default=next_refresh)
+        return max(0.0, min(due, next_refresh) - time.monotonic())
 
     def _evict(self) -> None:
         """Forget the oldest runs opened here that never had an event here: a host that
         created a run another host executes never closes it (its entry would stay forever)."""
         idle = [i for i, r in self._runs.items()
-                if not r.published and not r.subscribers and r.base is not None
-                and not r.queue and i not in self._dirty]
+                if not r.published and not r.subscribers and not r.queue
+                and i not in self._dirty]
         for run_id in idle[: len(self._runs) - self._keep_idle * 9 // 10]:
             del self._runs[run_id]
+            self._later.pop(run_id, None)  # nothing of it to flush
         # all busy: look again only after a tenth more (not a scan per open)
         self._evict_at = max(self._keep_idle, len(self._runs) + self._keep_idle // 10)
 
@@ -283,11 +325,12 @@ class RedisBroker:
         next_refresh = time.monotonic() + refresh
         while True:
             assert self._wake is not None
-            with anyio.move_on_after(max(0.0, next_refresh - time.monotonic())):
+            with anyio.move_on_after(self._wait_time(next_refresh)):
                 await self._wake.wait()
             if self._linger:  # let a burst gather: one round trip for many events
                 await anyio.sleep(self._linger)
             self._wake = anyio.Event()
+            self._due()
             try:
                 if time.monotonic() >= next_refresh:
                     await self._refresh()
@@ -310,7 +353,7 @@ class RedisBroker:
         dirty = list(self._dirty.items())
         self._dirty.clear()
         try:
-            await self._resolve([(i, r) for i, r in dirty if r.base is None])
+            await self._bases(dirty)
             await self._write(dirty)
         except BaseException:
             for run_id, run in dirty:  # retried by the next round, ids kept
@@ -322,6 +365,16 @@ class RedisBroker:
         if self._deletes:
             await self._client.delete(*(k for i in self._deletes for k in self._keys(i)))
             self._deletes.clear()
+
+    async def _bases(self, dirty: list[tuple[str, _Run]]) -> None:
+        """Where each new run's ids start. A run watched here, or whose guess was wrong, reads
+        its stream's end (its subscribers' join point); the others assume an empty stream."""
+        unknown = [(i, r) for i, r in dirty if r.base is None]
+        await self._resolve([(i, r) for i, r in unknown if r.subscribers or r.guessed])
+        for _, run in unknown:
+            if run.base is None:
+                run.base = run.last = (0, 0)
+                run.guessed = True
 
     async def _resolve(self, runs: list[tuple[str, _Run]]) -> None:
         """Read each new run's last entry: ids continue after it (a retried run) and a local
@@ -336,6 +389,7 @@ class RedisBroker:
             replies = await pipe.execute()
         for (_, run), top in zip(runs, replies[::2], strict=True):
             run.base = run.last = parse_id(top[0][0]) if top else (0, 0)
+            run.confirmed = True
             run.resolved.set()
 
     async def _write(self, dirty: list[tuple[str, _Run]]) -> None:
@@ -404,6 +458,9 @@ class RedisBroker:
                 continue
             run.unsent = []
             run.expiring = run.expiring or expiring
+            if not run.confirmed:  # the stream took ids after the guessed base: it was right
+                run.confirmed = True
+                run.resolved.set()
             if run.queue:
                 self._dirty.setdefault(run_id, run)
             elif run.closed and self._runs.get(run_id) is run:
@@ -412,9 +469,11 @@ class RedisBroker:
             raise failed
 
     def _requeue(self, run_id: str, run: _Run, error: object) -> None:
-        """Ids taken by another writer: re-read the stream's end and number them again."""
-        logger.warning("Run %s: stream written by another host (%s), renumbering", run_id,
-                       error)
+        """Ids taken by another writer (or a guessed base was wrong: a retried run): re-read
+        the stream's end and number them again."""
+        if run.confirmed:
+            logger.warning("Run %s: stream written by another host (%s), renumbering", run_id,
+                           error)
         items = [(e.name, e.data) if e.name else None for e in run.unsent]
         run.queue.extendleft(reversed(items))  # type: ignore[arg-type]
         run.unsent = []
@@ -454,6 +513,7 @@ class RedisSubscription:
         self._ended = local is not None and local.closed
         if local is not None:
             local.subscribers += 1
+            broker._watched(run_id)
         # The exact join point is known here when this host produces the run, or when the
         # run was opened here a moment ago (create with `stream`: its stream's end is read
         # before the run can start anywhere). Otherwise: the stream's end when reading starts.

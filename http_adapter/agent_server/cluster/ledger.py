@@ -24,7 +24,9 @@ from ..schemas import Run, Thread
 from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
-__all__ = ["BUDGET", "Claim", "Enqueued", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped"]
+__all__ = [
+    "BUDGET", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped",
+]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
 REAPER_LOCK = 0x67_72_71_72_65_61_70  # "grqreap": single-flight reaper across hosts
@@ -45,12 +47,23 @@ class Claim:
     cancel_action: str | None
     claimed_before: bool = False  # an earlier attempt (retried or drained) may have checkpoints
     more: bool = True  # other due runs were pending when this one was claimed: look again
+    started: bool = False  # claimed as it was enqueued: `run` is stored as it starts
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Finished:
+    """An attempt's end: whether it was written (False: stale, nothing written) and whether
+    another run of its thread is in flight (a pending one can start now)."""
+
+    written: bool
+    others: bool
 
 
 @dataclasses.dataclass(slots=True)
 class Enqueued:
     """What `enqueue` did to the thread's other runs (multitask `interrupt` / `rollback`)."""
 
+    claim: Claim | None = None  # the run, claimed at once for the caller (`enqueue(started=)`)
     running: list[str] = dataclasses.field(default_factory=list)  # flagged: their owner cancels
     finalised: list[Run] = dataclasses.field(default_factory=list)  # pending ones, ended here
     deleted: list[str] = dataclasses.field(default_factory=list)  # pending ones rolled back
@@ -96,26 +109,24 @@ FROM (SELECT CASE WHEN EXISTS (
 WHERE thread_id = $1::text
 """
 
-# The attempt's end and its thread's record in ONE statement (was two), run after the thread
-# row is locked by its own statement (see above). Its snapshot still shows this run `running`,
-# so the thread is `busy` when ANOTHER run of it is in flight. Zero `ended`: stale, no write.
-_FINISH = """
-WITH r AS (
-    UPDATE server_runs SET status = $3, body = $4::jsonb, outcome = $5::jsonb,
-        owner = NULL, lease_until = NULL
-    WHERE run_id = $1 AND token = $2 AND status = 'running'
-    RETURNING thread_id),
-t AS (
-    UPDATE server_threads SET status = s.status, updated_at = $8::text,
-        body = $9::jsonb || jsonb_build_object('status', s.status, 'updated_at', $8::text)
-    FROM (SELECT CASE WHEN EXISTS (
-            SELECT 1 FROM server_runs WHERE thread_id = (SELECT thread_id FROM r)
-                AND run_id <> $1 AND status IN ('pending', 'running'))
-          THEN 'busy' ELSE $7::text END AS status) AS s
-    WHERE $6 AND thread_id = (SELECT thread_id FROM r)
-    RETURNING 1)
-SELECT count(*) FROM r
-"""
+# The attempt's end and a run's enqueue: PL/pgSQL functions (schema step 4, `_schema.py`),
+# each one round trip where a transaction took four.
+_FINISH = (
+    "SELECT written, others "
+    "FROM graphrun_finish($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)"
+)
+_ENQUEUE = (
+    "SELECT found_id AS run_id, found_status AS status, found_body AS body, found_token "
+    "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, "
+    "$10, $11)"
+)
+# Creates the thread's row if need be and locks it either way (DO UPDATE locks): the
+# displacing strategies' transaction (`_enqueue_displacing`).
+_UPSERT_THREAD = (
+    "INSERT INTO server_threads (thread_id, status, updated_at, body) "
+    "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
+    "DO UPDATE SET status = server_threads.status"
+)
 
 # A pending run and its thread marked busy. The thread's metadata gains the keys the route
 # added (the first graph run names it: graph_id, assistant_id) without losing any another host
@@ -172,32 +183,44 @@ class Ledger:
 
     # -- creating -------------------------------------------------------------------------------
 
-    async def enqueue(self, run: Run, thread: Thread, stamp: str, after: float = 0.0) -> Enqueued:
+    async def enqueue(self, run: Run, thread: Thread, stamp: str, after: float = 0.0, *,
+                      started: Run | None = None) -> Enqueued:
         """Insert a pending run and mark its thread busy, applying its multitask strategy under
         the thread row's lock: `reject` raises Conflict when the thread has a run in flight on
         any host; `interrupt` / `rollback` flag the running ones (returned for their owner to
-        stop) and end the pending ones here."""
+        stop) and end the pending ones here. With `started` (the run as its first attempt
+        starts it; the caller has a free worker), the run is claimed at once for this host
+        when nothing else is due and its thread has nothing in flight (`Enqueued.claim`)."""
+        strategy = run.multitask_strategy
+        values = (run.run_id, run.thread_id, _json(run), float(after), stamp,
+                  _json(thread.metadata or {}))
+        # One round trip (schema step 4): the thread row created or locked, its runs in flight
+        # read, and the run inserted when its strategy lets it in whatever is in flight, or
+        # nothing is (the common case; it was four round trips).
+        async with self.pool.acquire() as conn:
+            inflight = await conn.fetch(
+                _ENQUEUE, *values, strategy == "enqueue", _json(thread),
+                _json(started) if started is not None else None, self.host, self.lease,
+            )
+        if started is not None and inflight and inflight[0]["found_token"] is not None:
+            return Enqueued(claim=Claim(started, inflight[0]["found_token"], 1, None,
+                                        more=False, started=True))
+        if not inflight or strategy == "enqueue":
+            return Enqueued()
+        if strategy == "reject":
+            raise Conflict(REJECTED)  # nothing was inserted
+        return await self._enqueue_displacing(values, strategy, stamp, thread)
+
+    async def _enqueue_displacing(self, values: tuple[Any, ...], strategy: str, stamp: str,
+                                  thread: Thread) -> Enqueued:
+        """`interrupt` / `rollback` with runs in flight: in one transaction, under the thread
+        row's lock, flag or end them, then insert the run."""
         done = Enqueued()
         async with self.pool.acquire() as conn, conn.transaction():
-            # Creates the thread's row if need be and locks it either way (DO UPDATE locks):
-            # concurrent creates on one thread decide their strategies one after the other.
-            await conn.execute(
-                "INSERT INTO server_threads (thread_id, status, updated_at, body) "
-                "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
-                "DO UPDATE SET status = server_threads.status",
-                thread.thread_id, stamp, _json(thread),
-            )
-            strategy = run.multitask_strategy
-            # One statement: the thread's runs in flight, and the new run inserted (its thread
-            # marked busy) at once when the strategy lets it in whatever is in flight, or
-            # nothing is (the common case: 4 round trips, not 6).
-            values = (run.run_id, run.thread_id, _json(run), float(after), stamp,
-                      _json(thread.metadata or {}))
-            inflight = await conn.fetch(_INFLIGHT_OR_INSERT, *values, strategy == "enqueue")
-            if not inflight or strategy == "enqueue":
+            await conn.execute(_UPSERT_THREAD, thread.thread_id, stamp, _json(thread))
+            inflight = await conn.fetch(_INFLIGHT_OR_INSERT, *values, False)
+            if not inflight:  # they ended meanwhile: inserted by that statement
                 return done
-            if strategy == "reject":
-                raise Conflict(REJECTED)
             if strategy in ("interrupt", "rollback"):
                 await self._displace(conn, inflight, strategy, stamp, done)
             await conn.execute(_INSERT, *values)
@@ -255,20 +278,20 @@ class Ledger:
         return result != "UPDATE 0"
 
     async def finish(self, claim: Claim, run: Run, outcome: Any, thread: Thread | None,
-                     stamp: str) -> bool:
+                     stamp: str) -> Finished:
         """End the attempt: the run's status, body and outcome and its thread's record in one
-        transaction, only while the token is still the run's (False: stale, nothing written).
-        The thread's status becomes `thread.status`, or `busy` if another run is in flight."""
+        transaction, only while the token is still the run's (else nothing is written).
+        The thread's status becomes `thread.status`, or `busy` if another run is in flight.
+        One round trip (schema step 4): the thread row locked, then the writes."""
         if run.status in _INFLIGHT:
             raise ValueError(f"finish needs a final status, not {run.status!r}")
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(_LOCK_THREAD, run.thread_id)
-            ended = await conn.fetchval(
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(
                 _FINISH, run.run_id, claim.token, run.status, _json(run), _json(outcome),
-                thread is not None, thread.status if thread else None, stamp,
+                run.thread_id, thread.status if thread else None, stamp,
                 _json(thread) if thread else None,
             )
-        return bool(ended)
+        return Finished(row["written"], row["others"])
 
     async def finish_rollback(self, claim: Claim, thread: Thread | None, stamp: str) -> bool:
         """A run cancelled with `rollback`: delete it (token-conditioned) and settle its thread."""

@@ -85,6 +85,7 @@ class ClusterQueue:
         self._wake = anyio.Event()
         self._draining = False
         self._serving = False  # the dispatcher runs (`serve`)
+        self._tasks: anyio.abc.TaskGroup | None = None  # where attempts run, while serving
         self.waits = WaitHistogram()  # how long runs waited for a worker of this host (/metrics)
         self._active: dict[str, Active] = {}
         self._claims: dict[str, Claim] = {}
@@ -127,10 +128,12 @@ class ClusterQueue:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._dispatch, tg)
                 tg.start_soon(self._reap_forever)
+                self._tasks = tg
                 self._serving = True
                 task_status.started()
         finally:
             self._serving = False
+            self._tasks = None
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._heartbeat.stop)
                 await self.close()
@@ -210,11 +213,26 @@ class ClusterQueue:
             self.wake()
             return run
         ledger = await self.open()
+        slot = self._free_slot()
         try:
-            done = await ledger.enqueue(run, thread, now(), after_seconds(run.kwargs))
-        except Conflict:
-            self.state.broker.forget(run.run_id)
+            # Shielded: a run claimed for this host by the statement must be started here
+            # even if the request was cancelled meanwhile (else it waits for its lease).
+            with anyio.CancelScope(shield=slot):
+                done = await ledger.enqueue(run, thread, now(), after_seconds(run.kwargs),
+                                            started=self._started(run, 1) if slot else None)
+        except BaseException as error:
+            if slot:
+                self._slots.release()
+            if isinstance(error, Conflict):
+                self.state.broker.forget(run.run_id)
             raise
+        if done.claim is not None:
+            if self._tasks is not None:
+                self._start(self._tasks, done.claim)
+                return run
+            await ledger.release([done.claim])  # stopped serving meanwhile: pending again
+        if slot:
+            self._slots.release()
         for run_id in done.running:  # multitask interrupt / rollback: their owners stop them
             self._cancel_running(run_id, run.multitask_strategy)
         for ended in done.finalised:
@@ -226,6 +244,23 @@ class ClusterQueue:
         if not self._claims_here():
             self._signal("wake", self.host)
         return run
+
+    def _free_slot(self) -> bool:
+        """Take a worker slot for a run created here, to claim it as it is enqueued: on an idle
+        host a run then starts without the claim and the attempt's first write (two round
+        trips and a hop through the dispatcher, issue 19 §7)."""
+        if not self._claims_here() or self._tasks is None:
+            return False
+        try:
+            self._slots.acquire_nowait()
+        except anyio.WouldBlock:
+            return False
+        return True
+
+    def _started(self, run: Run, attempt: int) -> Run:
+        """The run as a worker of this host starts its `attempt` (what the record then shows)."""
+        return with_(run, status="running", updated_at=now(),
+                     kwargs=started_kwargs(run.kwargs, attempt, self.state.settings.api_url))
 
     def _claims_here(self) -> bool:
         """Whether this host's dispatcher is about to claim a run just queued here: it serves,
@@ -264,6 +299,11 @@ class ClusterQueue:
         claim = await self.ledger.claim() if self.ledger is not None else None
         if claim is None:
             return False, False
+        self._start(tg, claim)
+        return True, claim.more
+
+    def _start(self, tg: anyio.abc.TaskGroup, claim: Claim) -> None:
+        """Run a claimed attempt here (its worker slot is taken)."""
         if not claim.claimed_before:  # a retried run waited while it ran before
             self.waits.observe(queue_wait(claim.run))
         active = Active(anyio.CancelScope())
@@ -272,7 +312,6 @@ class ClusterQueue:
         assert self._heartbeat is not None
         self._heartbeat.track(claim.run.run_id, claim.token)
         tg.start_soon(self._run_claim, claim, active)
-        return True, claim.more
 
     def _due_stateless(self) -> Run | None:
         clock = time.monotonic()
@@ -293,10 +332,11 @@ class ClusterQueue:
 
     async def _run_claim(self, claim: Claim, active: Active) -> None:
         run_id = claim.run.run_id
+        others = True  # another run may wait for this one's end: the dispatcher looks again
         try:
             if claim.cancel_action is not None:  # cancelled between its claim and now
                 self._stop(run_id, claim.cancel_action)
-            await self._attempt(claim, active)
+            others = await self._attempt(claim, active)
         except Exception as error:  # the graph's errors are handled inside; this is ours
             logger.exception("Run %s failed in the queue", run_id)
             outcome = failure(error)
@@ -316,16 +356,18 @@ class ClusterQueue:
             self._claims.pop(run_id, None)
             self._gone.set()
             self._slots.release()
-            self.wake()
+            if others:  # else no run waited for this one: no claim that would find nothing
+                self.wake()
 
-    async def _attempt(self, claim: Claim, active: Active) -> None:
+    async def _attempt(self, claim: Claim, active: Active) -> bool:
+        """Run one attempt; False when it ended with no other run of its thread in flight."""
         state = self.state
         assert self.ledger is not None
-        run = with_(claim.run, status="running", updated_at=now(),
-                    kwargs=started_kwargs(claim.run.kwargs, claim.attempt, state.settings.api_url))
+        run = claim.run if claim.started else self._started(claim.run, claim.attempt)
         state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
-        if not await self.ledger.started(claim, run):
-            return await self._stale(run.run_id)
+        if not claim.started and not await self.ledger.started(claim, run):
+            await self._stale(run.run_id)
+            return True
         # A run claimed before resumes from its checkpoints if it wrote any, whatever the
         # attempt number says (a drained run gave its attempt back): finished steps are not
         # run again (§3). A first claim has none: no look-up.
@@ -337,34 +379,39 @@ class ClusterQueue:
             # back and spent an attempt.
             if await self.ledger.release([claim]):
                 self._signal("wake", self.host)
-            return
+            return True
         if active.action in _STOPPED:
-            return
-        await self._settle(claim, run, outcome, active)
+            return True
+        return await self._settle(claim, run, outcome, active)
 
     async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active, *,
-                      values: bool = True) -> None:
+                      values: bool = True) -> bool:
         """Write the attempt's end (token-conditioned), then tell waiters and webhooks;
-        without `values`, the thread's stored values are kept (not read from checkpoints)."""
+        without `values`, the thread's stored values are kept (not read from checkpoints).
+        False when the end was written and no other run of the thread is in flight."""
         assert self.ledger is not None
         thread = await self.ledger.thread(run.thread_id)
         stamp = now()
         if active.action == "rollback":
             await drop_checkpoints(self.state.saver, run)
             after = await self._thread_after(thread, outcome)
-            if not await self.ledger.finish_rollback(claim, after, stamp):
-                return await self._stale(run.run_id)
-            self._remember(run.run_id, outcome)  # its record is gone: `wait` answers from here
-            self._closed(run.run_id)
-            return
+            if await self.ledger.finish_rollback(claim, after, stamp):
+                self._remember(run.run_id, outcome)  # its record is gone: `wait` answers here
+                self._closed(run.run_id)
+            else:
+                await self._stale(run.run_id)
+            return True
         ended = with_(run, status=outcome.status, updated_at=stamp)
         if values or thread is None:
             after = await self._thread_after(thread, outcome)
         else:
             after = with_(thread, status="error", error=outcome.error, updated_at=stamp)
-        if not await self.ledger.finish(claim, ended, _stored(outcome), after, stamp):
-            return await self._stale(run.run_id)
+        finished = await self.ledger.finish(claim, ended, _stored(outcome), after, stamp)
+        if not finished.written:
+            await self._stale(run.run_id)
+            return True
         await self._ended(ended, outcome)
+        return finished.others
 
     async def _stale(self, run_id: str) -> None:
         """The attempt's end was refused. If another host owns the run now, its stream goes

@@ -137,9 +137,11 @@ async def _saved(st: ServerState, run: Run) -> tuple[Any, list[Any]]:
     return None, []
 
 
-async def _facts(st: ServerState, run: Run, outcome: Outcome | None) -> TaskFacts:
-    """Everything a Task shows about `run` (its latest record), ended or not."""
-    run = await st.records.get_run(run.run_id) or run
+async def _facts(st: ServerState, run: Run, outcome: Outcome | None, *,
+                 latest: bool = True) -> TaskFacts:
+    """Everything a Task shows about `run` (its `latest` record), ended or not."""
+    if latest:
+        run = await st.records.get_run(run.run_id) or run
     status = outcome.status if outcome is not None else run.status
     values, interrupts, error = None, [], None
     if outcome is not None:
@@ -239,8 +241,13 @@ def _frame(call: rpc.Call, value: Any) -> bytes:
 async def _events(st: ServerState, run: Run, call: rpc.Call, history_length: int | None,
                   *, started: bool) -> AsyncIterator[bytes]:
     """A task's stream: the Task, `working` (for a run just started), then once it ends its
-    artifact and final status; a task already ended gets its final status at once."""
-    facts = await _facts(st, run, await st.queue.outcome(run.run_id))
+    artifact and final status; a task already ended gets its final status at once. A run just
+    started shows as created (`submitted`) whatever a worker did meanwhile: one on PostgreSQL
+    may have claimed it in the statement that created it."""
+    if started:
+        facts = await _facts(st, run, None, latest=False)
+    else:
+        facts = await _facts(st, run, await st.queue.outcome(run.run_id))
     yield _frame(call, task(facts, history_length))
     if facts.state not in TERMINAL and facts.state != "input-required":
         if started:

@@ -352,3 +352,54 @@ async def test_forget_deletes_and_idle_runs_are_not_kept(redis_url: str) -> None
             await anyio.sleep(0.002)  # each read its stream's end
         assert len(a._runs) <= 12  # the oldest idle ones forgotten
         assert created[-1] in a._runs
+
+
+async def test_unwatched_run_is_one_round_trip_and_remote_readers_see_it(redis_url: str
+                                                                       ) -> None:
+    """A run nobody on its host watches (not resumable) goes to Redis lazily: a short run's
+    events and end marker in one append, its stream's end not read first; a reader on another
+    host still gets every event once, in order."""
+    client = Redis.from_url(redis_url)
+
+    async def appends() -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_eval", {}).get("calls", 0))
+
+    async with brokers(redis_url, unwatched=0.2) as ([a, b], _), anyio.create_task_group() as tg:
+        remote = Reader(b.attach(RUN))  # another host: does not make the run urgent
+        tg.start_soon(remote.run)
+        before = await appends()
+        a.open(RUN)
+        for i in range(5):
+            a.publish(RUN, "values", data(i))
+            await anyio.sleep(0.01)
+        assert await client.exists(f"graphrun:run:{RUN}") == 0  # still waiting on its host
+        a.close(RUN)
+        assert numbers(await remote.end()) == list(range(5))
+        assert await appends() - before == 1  # was one per event here (10 ms apart), and more
+    await client.aclose()
+
+
+async def test_unwatched_retried_run_continues_its_stream(
+        redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A retried run's new host guesses an empty stream; the append refuses the guess and the
+    ids go on after the first attempt's, gap-free, without the other-writer warning."""
+    client = Redis.from_url(redis_url)
+    async with brokers(redis_url) as ([a, b], finished):
+        a.open(RUN)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        a.close(RUN)
+        await until_flushed(client, RUN, 4)  # three events and the end marker
+        b.open(RUN)  # the retry, on another host
+        for i in range(3, 5):
+            b.publish(RUN, "values", data(i))
+        b.close(RUN)
+        await until_flushed(client, RUN, 7)
+        entries = await client.xrange(f"graphrun:run:{RUN}")
+        ns = [int(raw.split(b"-")[1]) for raw, _ in entries]
+        assert ns == [1, 2, 3, 3, 4, 5, 5]  # an end marker keeps its n
+        ids = [raw for raw, _ in entries]
+        assert ids == sorted(ids, key=lambda raw: tuple(map(int, raw.split(b"-"))))
+    assert "written by another host" not in caplog.text
+    await client.aclose()

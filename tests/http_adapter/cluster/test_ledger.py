@@ -56,7 +56,9 @@ async def test_concurrent_claimers_never_share_a_run_nor_run_two_of_one_thread(p
             running = await rows(pg_url, "SELECT thread_id FROM server_runs WHERE status='running'")
             assert len(running) == len({r["thread_id"] for r in running})
             for cl in got:
-                assert await a.finish(cl, _done(cl), {"status": "success"}, None, now())
+                done = await a.finish(cl, _done(cl), {"status": "success"}, None, now())
+                ran = 1 + sum(1 for c in claimed if c.run.thread_id == cl.run.thread_id)
+                assert done.written and done.others == (ran < 3)  # its thread's later runs
             claimed.extend(got)
         assert sorted(cl.run.run_id for cl in claimed) == sorted(sum(order.values(), []))
         for thread_id, ids in order.items():  # each thread's runs ran in creation order
@@ -76,14 +78,16 @@ async def test_a_stale_attempt_changes_nothing(pg_url: str) -> None:
         assert second is not None and second.attempt == 2 and second.token != first.token
         stale = first.run.__class__(**{**_fields(_done(first)), "metadata": {"stale": True}})
         assert not await book.started(first, stale)
-        assert not await book.finish(first, stale, {"status": "success"}, thread("t"), now())
+        assert not (await book.finish(first, stale, {"status": "success"}, thread("t"), now())
+                    ).written
         assert not await book.finish_rollback(first, thread("t"), now())
         assert await book.release([first]) == []
         [row] = await rows(pg_url, "SELECT status, token, attempt, body->'metadata' AS m, "
                                    "outcome FROM server_runs")
         assert (row["status"], row["token"], row["attempt"]) == ("running", second.token, 2)
         assert row["m"] == "{}" and row["outcome"] is None
-        assert await book.finish(second, _done(second), {"status": "success"}, None, now())
+        assert (await book.finish(second, _done(second), {"status": "success"}, None, now())
+                ).written
 
 
 def _fields(record: Any) -> dict[str, Any]:
@@ -228,7 +232,40 @@ async def test_a_run_ending_while_another_is_enqueued_leaves_its_thread_busy(pg_
                 a.finish(claim, _done(claim), {"status": "success"}, idle, now()),
                 b.enqueue(run(thread_id), thread(thread_id), now()),
             )
-            assert finished
+            assert finished.written
             [row] = await rows(pg_url, "SELECT status, body->>'status' AS b FROM server_threads "
                                        "WHERE thread_id = $1", thread_id)
             assert (row["status"], row["b"]) == ("busy", "busy"), round_
+
+
+async def test_a_run_is_claimed_as_it_is_enqueued_only_when_nothing_else_is_due(
+        pg_url: str) -> None:
+    """`enqueue(started=...)`: the caller's free worker takes the run in the same statement,
+    unless another run is due (no run jumps the queue) or its thread has one in flight; a run
+    so claimed is an ordinary attempt (token, lease, attempt 1) and stored as it started."""
+    async with ledger(pg_url, "a", lease=30.0) as a, ledger(pg_url, "b") as b:
+        first = run("t1")
+        started = msgspec.structs.replace(first, status="running", metadata={"started": True})
+        done = await a.enqueue(first, thread("t1"), now(), started=started)
+        claim = done.claim
+        assert claim is not None and claim.started and claim.attempt == 1
+        assert claim.run is started and not claim.claimed_before
+        [row] = await rows(pg_url, "SELECT status, token, owner, attempt, claims, "
+                                   "lease_until > now() AS leased, body->'metadata' AS m "
+                                   "FROM server_runs")
+        assert (row["status"], row["token"], row["owner"]) == ("running", claim.token, "a")
+        assert (row["attempt"], row["claims"], row["leased"]) == (1, 1, True)
+        assert row["m"] == '{"started": true}'
+        assert await b.claim() is None  # nobody else can take it
+        # its thread has a run in flight: queued behind it, not claimed
+        second = run("t1")
+        assert (await a.enqueue(second, thread("t1"), now(), started=second)).claim is None
+        # another thread, but a run is due (t1's second waits): queued, claimed in order
+        third = run("t2")
+        assert (await a.enqueue(third, thread("t2"), now(), started=third)).claim is None
+        assert (await a.finish(claim, _done(claim), {"status": "success"}, None, now())).others
+        assert [(await b.claim()).run.run_id for _ in range(2)] == [second.run_id, third.run_id]
+        # a delayed run is never claimed at once
+        fourth = run("t3")
+        done = await a.enqueue(fourth, thread("t3"), now(), 5.0, started=fourth)
+        assert done.claim is None
