@@ -15,6 +15,7 @@ Benchmarks use `PostgresServer` directly.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import glob
 import itertools
@@ -51,10 +52,33 @@ class ServiceMissing(RuntimeError):
     """The server's binaries are not installed."""
 
 
+_GIVEN: collections.deque[int] = collections.deque(maxlen=256)  # this process's latest ports
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port free now, for a server about to bind it.
+
+    Between our release and the server's bind the kernel may hand the port out again, and under
+    pytest-xdist (``-n 2``) that would be to the other worker: its server would fail to bind, or
+    worse, our readiness check would reach the other worker's server. So each worker takes only
+    its own share of the kernel's picks (by ``port // 2``: Linux's bind(0) favours odd ports,
+    leaving even ones to connect()), and no port this process handed out recently."""
+    worker, workers = _xdist_slot()
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if (port // 2) % workers == worker and port not in _GIVEN:
+            _GIVEN.append(port)
+            return port
+
+
+def _xdist_slot() -> tuple[int, int]:
+    """(this worker's index, the number of workers); (0, 1) outside pytest-xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    index = int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0
+    return index % count, count
 
 
 def postgres_bin() -> Path:

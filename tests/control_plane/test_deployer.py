@@ -315,17 +315,21 @@ def test_a_revision_in_progress_resumes_after_a_restart(
 def test_revisions_queued_behind_a_build_are_skipped_but_the_newest(
     control_plane: ControlPlaneServer, project: Path
 ) -> None:
-    marker = project / "hold"
+    marker, holding = project / "hold", project / "holding"
     marker.write_text("")
     original = (project / "agent.py").read_text()
-    (project / "agent.py").write_text(  # this revision's build check waits for the marker
-        f"import os, time\nwhile os.path.exists({str(marker)!r}):\n    time.sleep(0.05)\n" + original)
+    (project / "agent.py").write_text(  # this revision's build check says so, then waits for the marker
+        f"import os, pathlib, time\npathlib.Path({str(holding)!r}).touch()\n"
+        f"while os.path.exists({str(marker)!r}):\n    time.sleep(0.05)\n" + original)
     dep = control_plane.create(project)
     path = f"/v2/deployments/{dep['id']}"
-    deadline = time.monotonic() + 10
-    while control_plane.http.get(f"{path}/revisions/{dep['latest_revision_id']}").json()["status"] != "BUILDING":
+    # Its build has copied the source once its check runs: rewriting agent.py while BUILDING
+    # but before that copy raced it (a half-written copy failed the build under load).
+    deadline = time.monotonic() + 30
+    while not holding.exists():
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    assert control_plane.http.get(f"{path}/revisions/{dep['latest_revision_id']}").json()["status"] == "BUILDING"
     (project / "agent.py").write_text(original)
     again = {"source_revision_config": {"langgraph_config_path": "langgraph.json"}}
     middle = control_plane.http.patch(path, json=again).json()["latest_revision_id"]

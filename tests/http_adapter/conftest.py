@@ -39,15 +39,6 @@ CLUSTER_SETTINGS: dict[str, Any] = {
 }
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "backends(*names): run the module's or test's servers on each back end"
-    )
-    config.addinivalue_line(
-        "markers", "sqlite_only(reason): on PostgreSQL this test is skipped, for this reason"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize `backend` (asked for by `serve_app`) by the `backends` mark, module-scoped so
     a module-scoped server (the parity replay) serves one back end's tests in a row."""

@@ -310,6 +310,11 @@ async def test_graph_without_messages_is_a_clear_error(http: httpx.AsyncClient) 
 # -- raw JSON-RPC errors (HTTP 200 each) -----------------------------------------------------------
 
 
+# No assistant has this id. Fixed, not uuid4(): it names a test, and pytest-xdist's workers must
+# collect the same names.
+UNKNOWN_ASSISTANT = "0b9d5c52-3a1e-4c6f-9d2e-7f3a8e1c4b60"
+
+
 def _message(**fields: Any) -> dict[str, Any]:
     return {"kind": "message", "messageId": str(uuid.uuid4()), "role": "user",
             "parts": [{"kind": "text", "text": "hi"}], **fields}
@@ -336,7 +341,7 @@ def _message(**fields: Any) -> dict[str, Any]:
      -32001, "Task not found"),
     ("agent", {"jsonrpc": "2.0", "id": 1, "method": "message/send",
                "params": {"message": _message()}}, -32004, "no 'messages' key"),
-    (str(uuid.uuid4()), {"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+    (UNKNOWN_ASSISTANT, {"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
                          "params": {"id": "x"}}, -32602, "not found"),
     ("shout", {"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/set",
                "params": {}}, -32003, "Push notifications"),

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.services import free_port
 
 GRAPH = '''
 import operator, time
@@ -49,12 +50,6 @@ graph = builder.compile()
 '''
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "graph.py").write_text(textwrap.dedent(GRAPH))
@@ -69,7 +64,7 @@ def start(project: Path) -> Iterator[object]:
     procs: list[subprocess.Popen[bytes]] = []
 
     def launch() -> str:
-        port = _port()
+        port = free_port()
         proc = subprocess.Popen(
             [sys.executable, "-m", "http_adapter.cli", "serve", "--config",
              str(project / "langgraph.json"), "--port", str(port)],

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no `langgraph` executable: pass --langgraph-cli PATH")
     server = Server(langgraph=args.langgraph_cli)
     try:
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+        command = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:randomly",
                    str(_HERE / "test_parity.py")]
         command += [] if args.check else ["--snapshot-update"]
         command += ["-k", args.k] if args.k else []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -14,16 +13,12 @@ from pathlib import Path
 
 import httpx
 
+from tests.services import free_port
+
 __all__ = ["APP", "Server", "reset"]
 
 APP = Path(__file__).resolve().parent / "app"
 _ROOT = APP.parents[3]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _storage(database_url: str | None, redis_url: str | None) -> list[str]:
@@ -47,7 +42,7 @@ class Server:
         self.work = Path(tempfile.mkdtemp(prefix="parity-"))
         app = self.work / "app"
         shutil.copytree(APP, app, ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
-        port = _free_port()
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
         if langgraph:
