@@ -114,7 +114,7 @@ class PgReader(Reader):
         loaded: dict[_BlobKey, bytes | None] = {}
         named: dict[tuple[str, str], Any] = {}
         for ch, v in pairs:
-            found, value = self._blobs.get((thread_id, ns, ch, str(v)))
+            found, value = self._blobs.get((thread_id, ns, ch, v))
             if found:
                 loaded[(thread_id, ns, ch, v)] = value
             else:
@@ -124,8 +124,9 @@ class PgReader(Reader):
         rows = await self._fetch(
             _BLOBS, thread_id, ns, [ch for ch, _ in named], [v for _, v in named]
         )
-        self._blobs.put_many((thread_id, ns, ch, v, value) for ch, v, value in rows)
-        loaded.update({(thread_id, ns, ch, named[(ch, v)]): value for ch, v, value in rows})
+        fetched = {(thread_id, ns, ch, named[(ch, v)]): value for ch, v, value in rows}
+        self._blobs.put_many((*key, value) for key, value in fetched.items())
+        loaded.update(fetched)
         return loaded
 
     async def _load_writes(
