@@ -120,36 +120,20 @@ _ENQUEUE = (
     "FROM graphrun_enqueue($1, $2, $3::jsonb, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, "
     "$10, $11)"
 )
-# Creates the thread's row if need be and locks it either way (DO UPDATE locks): the
-# displacing strategies' transaction (`_enqueue_displacing`).
-_UPSERT_THREAD = (
-    "INSERT INTO server_threads (thread_id, status, updated_at, body) "
-    "VALUES ($1, 'busy', $2, $3::jsonb) ON CONFLICT (thread_id) "
-    "DO UPDATE SET status = server_threads.status"
-)
-
-# A pending run and its thread marked busy. The thread's metadata gains the keys the route
-# added (the first graph run names it: graph_id, assistant_id) without losing any another host
-# wrote meanwhile. $1 run_id, $2 thread_id, $3 body, $4 after seconds, $5 stamp, $6 metadata.
-_INSERT_CTES = """
-ins AS (
+# A pending run and its thread marked busy (after the displacing strategies' changes). The
+# thread's metadata gains the keys the route added (the first graph run names it: graph_id,
+# assistant_id) without losing any another host wrote meanwhile. $1 run_id, $2 thread_id,
+# $3 body, $4 after seconds, $5 stamp, $6 metadata.
+_INSERT = """
+WITH ins AS (
     INSERT INTO server_runs (run_id, thread_id, status, body, not_before)
-    SELECT $1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4) {where}
-    RETURNING 1),
-upd AS (
-    UPDATE server_threads SET status = 'busy', updated_at = $5, body = body ||
-        jsonb_build_object('status', 'busy', 'updated_at', $5::text, 'metadata',
-            $6::jsonb || COALESCE(body->'metadata', '{{}}'::jsonb))
-    WHERE thread_id = $2 AND EXISTS (SELECT 1 FROM ins))
+    SELECT $1, $2, 'pending', $3::jsonb, now() + make_interval(secs => $4)
+    RETURNING 1)
+UPDATE server_threads SET status = 'busy', updated_at = $5, body = body ||
+    jsonb_build_object('status', 'busy', 'updated_at', $5::text, 'metadata',
+        $6::jsonb || COALESCE(body->'metadata', '{}'::jsonb))
+WHERE thread_id = $2 AND EXISTS (SELECT 1 FROM ins)
 """
-_INSERT = "WITH " + _INSERT_CTES.format(where="") + "SELECT 1"
-# The thread's runs in flight; the run inserted when there are none, or $7 (enqueue).
-_INFLIGHT_OR_INSERT = (
-    "WITH f AS (SELECT run_id, status, body::text AS body, seq FROM server_runs "
-    "WHERE thread_id = $2 AND status IN ('pending', 'running')), "
-    + _INSERT_CTES.format(where="WHERE $7 OR NOT EXISTS (SELECT 1 FROM f)")
-    + "SELECT run_id, status, body FROM f ORDER BY seq"
-)
 
 _CLAIM = """
 UPDATE server_runs SET status = 'running', attempt = attempt + 1, token = gen_random_uuid(),
@@ -214,11 +198,11 @@ class Ledger:
     async def _enqueue_displacing(self, values: tuple[Any, ...], strategy: str, stamp: str,
                                   thread: Thread) -> Enqueued:
         """`interrupt` / `rollback` with runs in flight: in one transaction, under the thread
-        row's lock, flag or end them, then insert the run."""
+        row's lock (taken by the enqueue function, held to the end), flag or end them, then
+        insert the run."""
         done = Enqueued()
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(_UPSERT_THREAD, thread.thread_id, stamp, _json(thread))
-            inflight = await conn.fetch(_INFLIGHT_OR_INSERT, *values, False)
+            inflight = await conn.fetch(_ENQUEUE, *values, False, _json(thread), None, None, 0.0)
             if not inflight:  # they ended meanwhile: inserted by that statement
                 return done
             if strategy in ("interrupt", "rollback"):

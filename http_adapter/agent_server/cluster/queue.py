@@ -39,7 +39,7 @@ from ..metrics import WaitHistogram, queue_wait
 from ..records import now
 from ..schemas import Run, Thread
 from .leases import Heartbeat
-from .ledger import Claim, Ledger, Reaped
+from .ledger import Claim, Enqueued, Ledger, Reaped
 from .queue_stats import queue_stats
 
 __all__ = ["ClusterQueue"]
@@ -212,7 +212,24 @@ class ClusterQueue:
             self._stateless_due[run.run_id] = time.monotonic() + after_seconds(run.kwargs)
             self.wake()
             return run
-        ledger = await self.open()
+        done = await self._enqueue(await self.open(), run, thread)
+        if done is None:  # claimed by its enqueue: it runs here already
+            return run
+        for run_id in done.running:  # multitask interrupt / rollback: their owners stop them
+            self._cancel_running(run_id, run.multitask_strategy)
+        for ended in done.finalised:
+            await self._ended(ended, cancelled(run.multitask_strategy))
+        for run_id in done.deleted:  # its record is gone: `wait` answers from here
+            self._remember(run_id, cancelled("rollback"))
+            self._closed(run_id)
+        self.wake()
+        if not self._claims_here():
+            self._signal("wake", self.host)
+        return run
+
+    async def _enqueue(self, ledger: Ledger, run: Run, thread: Thread) -> Enqueued | None:
+        """Enqueue a thread run; None when its enqueue claimed it for this host and it started
+        here (a free worker slot is taken first and given back when it was not)."""
         slot = self._free_slot()
         try:
             # Shielded: a run claimed for this host by the statement must be started here
@@ -229,21 +246,11 @@ class ClusterQueue:
         if done.claim is not None:
             if self._tasks is not None:
                 self._start(self._tasks, done.claim)
-                return run
+                return None
             await ledger.release([done.claim])  # stopped serving meanwhile: pending again
         if slot:
             self._slots.release()
-        for run_id in done.running:  # multitask interrupt / rollback: their owners stop them
-            self._cancel_running(run_id, run.multitask_strategy)
-        for ended in done.finalised:
-            await self._ended(ended, cancelled(run.multitask_strategy))
-        for run_id in done.deleted:  # its record is gone: `wait` answers from here
-            self._remember(run_id, cancelled("rollback"))
-            self._closed(run_id)
-        self.wake()
-        if not self._claims_here():
-            self._signal("wake", self.host)
-        return run
+        return done
 
     def _free_slot(self) -> bool:
         """Take a worker slot for a run created here, to claim it as it is enqueued: on an idle
