@@ -9,7 +9,7 @@ import { Timeline } from "./timeline.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
 import { assistantView } from "./assistant_view.js";
-import { assistantKey, findAssistant, readHash, writeHash } from "./nav.js";
+import { assistantKey, findAssistant, takeHash, writeHash } from "./nav.js";
 
 const app = {
   assistants: [],
@@ -123,7 +123,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Show what the address's hash names (on load, and on back/forward or an edited link). */
 async function followHash() {
   if (!app.assistants.length) return; // still loading: loadAssistants reads the hash when done
-  const want = readHash();
+  const want = takeHash();
   let pick = findAssistant(app.assistants, want.assistant);
   if (!pick && UUID.test(want.assistant || "")) pick = await api(`/assistants/${want.assistant}`).catch(() => null);
   pick ||= app.assistant || app.assistants[0];

@@ -6,12 +6,24 @@
 const KEYS = ["assistant", "view", "thread", "checkpoint"];
 export const VIEWS = ["run", "threads", "assistant"];
 
+// The hash the page follows: the last one read by `takeHash` or written by `writeHash`. Back and
+// forward change the address before their hashchange is handled; work that ends in between (a
+// fetch) must not replace that entry with the route the page is leaving, or the user's step
+// is lost (the hashchange would then show the old route).
+let followed = location.hash;
+
 /** What the hash asks for: {assistant, view, thread, checkpoint} (missing ones null). */
 export function readHash(hash = location.hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ""));
   const out = Object.fromEntries(KEYS.map((k) => [k, params.get(k) || null]));
   if (!VIEWS.includes(out.view)) out.view = out.thread ? "threads" : null;
   return out;
+}
+
+/** `readHash()`, and the page follows this address from now on. */
+export function takeHash() {
+  followed = location.hash;
+  return readHash();
 }
 
 /** The name an assistant goes by in a link: its graph for a graph's default assistant. */
@@ -32,8 +44,11 @@ export function writeHash(route, push) {
   const params = new URLSearchParams();
   for (const k of KEYS) if (route[k]) params.set(k, route[k]);
   const hash = `#${params}`;
-  if (hash === location.hash) return;
-  const url = `${location.pathname}${location.search}${hash}`;
-  if (push) history.pushState(null, "", url);
-  else history.replaceState(null, "", url);
+  if (!push && location.hash !== followed) return; // a back/forward not yet followed
+  if (hash !== location.hash) {
+    const url = `${location.pathname}${location.search}${hash}`;
+    if (push) history.pushState(null, "", url);
+    else history.replaceState(null, "", url);
+  }
+  followed = location.hash; // as the browser spells it
 }

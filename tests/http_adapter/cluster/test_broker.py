@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from redis.asyncio import Redis
 
@@ -72,18 +73,32 @@ async def until_flushed(client: Redis, run_id: str, count: int) -> None:
             await anyio.sleep(0.005)
 
 
+async def calls(client: Redis, command: str) -> int:
+    stats = await client.info("commandstats")
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+async def start_reading(client: Redis, reader: Reader, tg: anyio.abc.TaskGroup) -> None:
+    """Start `reader` on another host's run and wait until Redis has read its join point
+    (the stream's end, when reading starts): what is flushed from then on, it sees."""
+    before = await calls(client, "xrevrange")
+    tg.start_soon(reader.run)
+    with anyio.fail_after(5):
+        while await calls(client, "xrevrange") == before:
+            await anyio.sleep(0.005)
+
+
 async def test_two_hosts_live_replay_and_mid_run_join(redis_url: str) -> None:
     client = Redis.from_url(redis_url)
     async with brokers(redis_url) as ([a, b], _), anyio.create_task_group() as tg:
         live = Reader(b.attach(RUN))  # before the run exists anywhere: sees it all
-        tg.start_soon(live.run)
+        await start_reading(client, live, tg)
         a.open(RUN, resumable=True)
         for i in range(20):
             a.publish(RUN, "values", data(i))
         await until_flushed(client, RUN, 20)
         joined = Reader(b.attach(RUN))  # mid-run, no Last-Event-ID: only what follows
-        tg.start_soon(joined.run)
-        await anyio.sleep(0.05)
+        await start_reading(client, joined, tg)
         for i in range(20, 40):
             a.publish(RUN, "values", data(i))
             if i % 5 == 0:
@@ -197,7 +212,9 @@ async def test_redis_restart_mid_run(own_redis: RedisServer) -> None:
     async with brokers(own_redis.url, 3) as ([a, b, c], finished), \
             anyio.create_task_group() as tg:
         a.open(RUN, resumable=True)
-        reader = Reader(b.attach(RUN))
+        # from the stream's start: another host's subscriber without a cursor joins at the
+        # stream's end when it starts reading, which may be after the first flush
+        reader = Reader(b.attach(RUN, last_event_id="-1"))
         tg.start_soon(reader.run)
         for i in range(5):
             a.publish(RUN, "values", data(i))
@@ -367,7 +384,7 @@ async def test_unwatched_run_is_one_round_trip_and_remote_readers_see_it(redis_u
 
     async with brokers(redis_url, unwatched=0.2) as ([a, b], _), anyio.create_task_group() as tg:
         remote = Reader(b.attach(RUN))  # another host: does not make the run urgent
-        tg.start_soon(remote.run)
+        await start_reading(client, remote, tg)
         before = await appends()
         a.open(RUN)
         for i in range(5):

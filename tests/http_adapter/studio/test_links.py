@@ -82,3 +82,28 @@ def test_back_and_forward_walk_the_users_steps(studio: Any, studio_url: str) -> 
     page.go_back()
     page.wait_for_selector('#graph .node[data-node="research"]')
     page.wait_for_function(f"document.querySelector('#checkpoint .checkpoint')?.dataset.checkpointId === '{at[1]}'")
+
+
+def test_work_ending_before_a_step_is_followed_keeps_the_step(studio: Any, studio_url: str) -> None:
+    """Back and forward change the address before their hashchange is handled; a fetch ending
+    in between used to replace that entry with the route being left, and the page then showed
+    the old one (two quick forwards landed on the wrong checkpoint)."""
+    page, _ = studio
+    open_studio(page, studio_url, "agent")
+    page.fill("#f-topic", "voles")
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    at = checkpoints(studio_url, thread)
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector(f'#thread-list li[data-thread-id="{thread}"].selected')
+    assert selected(page) == ("5", at[5])
+    # the address moves on; before its hashchange, work of the old route ends (it rewrites the
+    # address as a thread's reload does)
+    page.evaluate(f"""() => {{
+        location.hash = "#assistant=agent&view=threads&thread={thread}&checkpoint={at[1]}";
+        window.studio.setThread(window.studio.thread);
+    }}""")
+    page.wait_for_function(f"document.querySelector('#checkpoint .checkpoint')?.dataset.checkpointId === '{at[1]}'")
+    assert route(page)["checkpoint"] == at[1]
+    page.go_back()  # the step is an entry of its own
+    page.wait_for_function(f"document.querySelector('#checkpoint .checkpoint')?.dataset.checkpointId === '{at[5]}'")
