@@ -84,7 +84,7 @@ def test_reject_strategy_is_409_and_creates_nothing(http: httpx.Client) -> None:
 
 def test_interrupt_strategy_interrupts_the_running_run(http: httpx.Client) -> None:
     thread_id = _thread(http)
-    first = _start(http, thread_id, input={"x": 1, "sleep": 0.4})
+    first = _start(http, thread_id, input={"x": 1, "sleep": 2.0})
     _wait_for(lambda: _run_status(http, thread_id, first["run_id"]) == "running")
     second = _start(http, thread_id, input={"x": 5}, multitask_strategy="interrupt")
     http.get(f"/threads/{thread_id}/runs/{second['run_id']}/join")
@@ -97,7 +97,7 @@ def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: htt
     done = _start(http, thread_id, input={"x": 1})
     http.get(f"/threads/{thread_id}/runs/{done['run_id']}/join")
     before = http.get(f"/threads/{thread_id}/state").json()["values"]
-    slow = _start(http, thread_id, input={"x": 100, "sleep": 0.4})
+    slow = _start(http, thread_id, input={"x": 100, "sleep": 2.0})
     _wait_for(lambda: _run_status(http, thread_id, slow["run_id"]) == "running")
     rolled = http.post(f"/threads/{thread_id}/runs/{slow['run_id']}/cancel?action=rollback&wait=1")
     assert rolled.status_code in (200, 204)
@@ -110,7 +110,7 @@ def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: htt
 
 def test_cancel_interrupt_leaves_run_and_thread_interrupted(http: httpx.Client) -> None:
     thread_id = _thread(http)
-    run = _start(http, thread_id, input={"x": 1, "sleep": 0.4})
+    run = _start(http, thread_id, input={"x": 1, "sleep": 2.0})
     _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "running")
     # and its input saved: the cancel does not wait for the sync node `a`, so one landing
     # before that has no checkpoint to keep and leaves the thread idle (as test_runs.py)
