@@ -296,12 +296,11 @@ async def test_failing_async_task_cancels_async_siblings(async_step: str) -> Non
     g.add_node(fastbad)
     g.add_edge(START, "slow")
     g.add_edge(START, "fastbad")
-    started = time.monotonic()
     with pytest.raises(ValueError, match="fast"):
         await g.compile().ainvoke({"x": 1})
-    assert time.monotonic() - started < 0.1
+    assert finished == []  # the error did not wait for `slow`
     await asyncio.sleep(0.2)
-    assert finished == []
+    assert finished == []  # and `slow` was cancelled
 
 
 @pytest.mark.anyio

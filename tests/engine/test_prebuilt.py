@@ -11,6 +11,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,27 +44,33 @@ def tool_graph(node: ToolNode, **compile_kw: Any) -> Any:
 
 
 def test_tool_calls_of_one_message_run_in_parallel_and_keep_call_order() -> None:
-    calls = ai("", *[("nap", {"n": i}, f"c{i}") for i in range(4)], id="a")
-    started = time.perf_counter()
-    out = tool_graph(ToolNode([nap])).invoke({"messages": [calls]})
-    elapsed = time.perf_counter() - started
-    assert [m.content for m in out["messages"][1:]] == [f"slept {i}" for i in range(4)]
+    together = threading.Barrier(4, timeout=10)  # passed only when the four calls run at once
+
+    @tool
+    def meet(n: int) -> str:
+        """Wait for the other calls."""
+        together.wait()
+        return f"met {n}"
+
+    calls = ai("", *[("meet", {"n": i}, f"c{i}") for i in range(4)], id="a")
+    out = tool_graph(ToolNode([meet])).invoke({"messages": [calls]})
+    assert [m.content for m in out["messages"][1:]] == [f"met {i}" for i in range(4)]
     assert [m.tool_call_id for m in out["messages"][1:]] == ["c0", "c1", "c2", "c3"]
-    assert elapsed < 3 * PAUSE  # four naps of PAUSE each, overlapping
 
 
 def test_async_run_awaits_async_tools_concurrently() -> None:
+    together = asyncio.Barrier(3)
+
     @tool
     async def anap(n: int) -> str:
-        """Sleep asynchronously."""
-        await asyncio.sleep(PAUSE)
+        """Wait for the other calls."""
+        async with asyncio.timeout(10):
+            await together.wait()
         return f"async {n}"
 
     calls = ai("", *[("anap", {"n": i}, f"c{i}") for i in range(3)], id="a")
     graph = tool_graph(ToolNode([anap]))
-    started = time.perf_counter()
     out = asyncio.run(graph.ainvoke({"messages": [calls]}))
-    assert time.perf_counter() - started < 2.5 * PAUSE
     assert [m.content for m in out["messages"][1:]] == ["async 0", "async 1", "async 2"]
     with pytest.raises(NotImplementedError):  # as LangGraph: no sync form to call
         graph.invoke({"messages": [calls]})
