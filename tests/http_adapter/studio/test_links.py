@@ -27,6 +27,20 @@ def checkpoints(url: str, thread: str) -> dict[int, str]:
     return {h["metadata"]["step"]: h["checkpoint"]["checkpoint_id"] for h in history}
 
 
+def thread_shown_at_its_latest(page: Any, url: str, topic: str) -> tuple[str, dict[int, str]]:
+    """Run the agent on `topic`, then open its thread in the Threads view (its latest
+    checkpoint selected); the thread and its checkpoints by step."""
+    open_studio(page, url, "agent")
+    page.fill("#f-topic", topic)
+    run_and_wait(page, "#run-button")
+    thread = current_thread(page)
+    at = checkpoints(url, thread)
+    page.click('nav button[data-view="threads"]')
+    page.wait_for_selector(f'#thread-list li[data-thread-id="{thread}"].selected')
+    assert selected(page) == ("5", at[5])
+    return thread, at
+
+
 def test_a_link_opens_a_thread_at_a_checkpoint(studio: Any, studio_url: str) -> None:
     page, _ = studio
     open_studio(page, studio_url, "agent")
@@ -52,14 +66,7 @@ def test_a_link_opens_a_thread_at_a_checkpoint(studio: Any, studio_url: str) -> 
 
 def test_back_and_forward_walk_the_users_steps(studio: Any, studio_url: str) -> None:
     page, _ = studio
-    open_studio(page, studio_url, "agent")
-    page.fill("#f-topic", "moles")
-    run_and_wait(page, "#run-button")
-    thread = current_thread(page)
-    at = checkpoints(studio_url, thread)
-    page.click('nav button[data-view="threads"]')
-    page.wait_for_selector(f'#thread-list li[data-thread-id="{thread}"].selected')
-    assert selected(page) == ("5", at[5])  # the latest
+    thread, at = thread_shown_at_its_latest(page, studio_url, "moles")
     page.click('#history li.ckpt[data-step="1"]')
     page.click('#history li.ckpt[data-step="3"]')
     assert route(page)["checkpoint"] == at[3]
@@ -89,14 +96,7 @@ def test_work_ending_before_a_step_is_followed_keeps_the_step(studio: Any, studi
     in between used to replace that entry with the route being left, and the page then showed
     the old one (two quick forwards landed on the wrong checkpoint)."""
     page, _ = studio
-    open_studio(page, studio_url, "agent")
-    page.fill("#f-topic", "voles")
-    run_and_wait(page, "#run-button")
-    thread = current_thread(page)
-    at = checkpoints(studio_url, thread)
-    page.click('nav button[data-view="threads"]')
-    page.wait_for_selector(f'#thread-list li[data-thread-id="{thread}"].selected')
-    assert selected(page) == ("5", at[5])
+    thread, at = thread_shown_at_its_latest(page, studio_url, "voles")
     # the address moves on; before its hashchange, work of the old route ends (it rewrites the
     # address as a thread's reload does)
     page.evaluate(f"""() => {{
