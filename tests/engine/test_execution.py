@@ -48,7 +48,11 @@ def async_step(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 def _random_graph(seed: int, finished: list[str], use_async: bool) -> Any:
     """start -> {zz, aa, mm} plus Sends to `work`, each sleeping a seeded random time."""
     rng = random.Random(seed)
-    delays = {name: rng.uniform(0, 0.03) for name in ("zz", "aa", "mm", *ITEMS)}
+    names = ["zz", "aa", "mm", *ITEMS]
+    # a seeded shuffle of finish times 12 ms apart: the finish order is random, yet no two
+    # tasks end so close that a loaded machine could swap them between `record` and the stream
+    slots = rng.sample(range(len(names)), len(names))
+    delays = {name: 0.012 * slot for name, slot in zip(names, slots, strict=True)}
     lock = threading.Lock()
 
     def record(name: str) -> None:
