@@ -201,7 +201,7 @@ def test_a_1000_event_stream_does_not_freeze_the_page(studio: Any, studio_url: s
     page, _ = studio
     open_studio(page, studio_url, "burst")
     # the best of up to three runs: a busy machine (the suite's other xdist worker) only adds
-    # to a gap (~150 ms on an idle 2-core machine); a page that freezes does it every time
+    # to a gap (33-67 ms on an idle 2-core machine); a page that freezes does it every time
     gaps = [burst_gap(page)]
     while gaps[-1] >= 250 and len(gaps) < 3:
         gaps.append(burst_gap(page))
