@@ -223,6 +223,8 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
     # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
     main = threading.current_thread() is threading.main_thread()  # signals live there only
     previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
+    if main:
+        _raise_open_files_limit()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
@@ -235,6 +237,23 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
 
 
 _GRACEFUL = 5  # seconds open connections get to finish once asked to stop
+
+
+def _raise_open_files_limit() -> None:
+    """Soft limit on open files up to the hard one, as Redis and nginx do for themselves: each
+    open stream holds a client socket, and on Redis a connection of its own, so the usual soft
+    limit of 1,024 would end a host at ~500 streams (EMFILE) while the hard one allows more."""
+    try:
+        import resource
+    except ImportError:  # not on this platform (Windows): nothing to raise
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20  # Linux's default fs.nr_open
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):  # above what the kernel allows: keep the soft limit
+            pass
 
 
 def _server_class(base: type) -> type:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import queue
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -32,9 +33,10 @@ def graphrun_command() -> list[str]:
 class Running:
     """`graphrun ...` in a subprocess; `url` is read from the banner it prints."""
 
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None,
+                 wrapper: Sequence[str] = ()) -> None:
         self.proc = subprocess.Popen(
-            [*graphrun_command(), *args], cwd=cwd, stdout=subprocess.PIPE,
+            [*wrapper, *graphrun_command(), *args], cwd=cwd, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})},
         )
         self.lines: queue.Queue[str] = queue.Queue()
@@ -142,6 +144,20 @@ def test_in_memory_leaves_nothing_on_disk(project: Path, running: list[Running])
     assert done.status_code == 200
     server.stop()
     assert not (project / ".graphrun").exists() and not (elsewhere / ".graphrun").exists()
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="util-linux's prlimit is missing")
+def test_serve_raises_its_open_files_limit(project: Path, running: list[Running]) -> None:
+    """Each open stream holds a socket (on Redis, a connection too): a soft limit of 256 is
+    raised to the hard one, so the host does not stop at ~120 streams with EMFILE."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    server = Running(["serve", "--port", "0", "--in-memory"], cwd=project,
+                     wrapper=["prlimit", "--nofile=256:"])
+    running.append(server)
+    limits = Path(f"/proc/{server.proc.pid}/limits").read_text().splitlines()
+    soft_now, hard_now = next(x for x in limits if x.startswith("Max open files")).split()[3:5]
+    assert hard_now == ("unlimited" if hard == resource.RLIM_INFINITY else str(hard))
+    assert soft_now == (str(1 << 20) if hard == resource.RLIM_INFINITY else str(hard))
 
 
 def test_api_keys_from_the_environment(project: Path, running: list[Running]) -> None:
