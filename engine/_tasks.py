@@ -3,7 +3,8 @@
 - One task runs inline; several run concurrently: a thread pool for sync runs, one anyio task
   group per step for async runs (STYLE 8). The first failure cancels the async siblings; sync
   siblings already running are waited for. A cancelled consumer waits for no sync node: its
-  thread runs on in the background and saves nothing (as LangGraph; `_worker.py`).
+  thread runs on in the background and saves nothing (as LangGraph; `_worker.py`). A
+  concurrent step ended early saves its unfinished tasks as cancelled (as LangGraph).
 - An interrupt in one task does not stop its siblings; their writes are saved as pending writes.
 - Persistence is flushed from the run's outbox after each task and step (`durability="exit"`
   defers it to the end of the run).
@@ -701,16 +702,31 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         if task.error is not None:
             tg.cancel_scope.cancel()
 
-    async with anyio.create_task_group() as tg:
-        for task in sorted(tasks, key=_start_order):
-            tg.start_soon(one, task, tg)
-        while remaining:
-            await wakeup.wait()
-            try:
-                yield
-            except GeneratorExit:  # the consumer left mid-step: end the tasks, then go
-                tg.cancel_scope.cancel()
-                break
+    try:
+        async with anyio.create_task_group() as tg:
+            for task in sorted(tasks, key=_start_order):
+                tg.start_soon(one, task, tg)
+            while remaining:
+                await wakeup.wait()
+                try:
+                    yield
+                except GeneratorExit:  # the consumer left mid-step: end the tasks, then go
+                    tg.cancel_scope.cancel()
+                    break
+    finally:
+        _save_cancelled(run, tasks)
+
+
+def _save_cancelled(run: Run, tasks: list[Task]) -> None:
+    """A concurrent step ended before all its tasks did (a sibling failed, or the consumer
+    left): each task still unfinished is saved as cancelled, as LangGraph commits a cancelled
+    future's `CancelledError`. A lone task leaves no trace (LangGraph runs it inline), nor
+    does "exit" durability (LangGraph's exit save comes before those commits)."""
+    if len(tasks) < 2 or run.durability == "exit":
+        return
+    for task in tasks:
+        if not (task.done or task.interrupted or task.error is not None):
+            run.task_cancelled(task)
 
 
 async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
@@ -763,6 +779,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait(children)
+        _save_cancelled(run, tasks)
     for child in children:  # not a task outcome (those are recorded on the task): a bug
         if child.done() and not child.cancelled() and child.exception() is not None:
             raise child.exception()  # type: ignore[misc]

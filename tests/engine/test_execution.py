@@ -10,6 +10,7 @@ import operator
 import random
 import threading
 import time
+from contextlib import nullcontext
 from typing import Annotated, Any, TypedDict
 
 import anyio
@@ -305,6 +306,47 @@ async def test_failing_async_task_cancels_async_siblings(async_step: str) -> Non
     assert finished == []  # the error did not wait for `slow`
     await asyncio.sleep(0.2)
     assert finished == []  # and `slow` was cancelled
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["sibling fails", "consumer leaves"])
+async def test_a_cancelled_concurrent_task_is_saved_as_cancelled(async_step: str, how: str
+                                                                 ) -> None:
+    """As LangGraph commits a cancelled future's CancelledError (parity: scenarios_cancel)."""
+    started = anyio.Event()
+
+    async def slow(s: S) -> dict:
+        started.set()
+        await anyio.sleep(10)
+        return {"log": ["slow"]}
+
+    async def other(s: S) -> dict:
+        if how == "sibling fails":
+            await started.wait()
+            raise ValueError("other")
+        return {"log": ["other"]}
+
+    g = StateGraph(S)
+    g.add_node(slow)
+    g.add_node(other)
+    g.add_edge(START, "slow")
+    g.add_edge(START, "other")
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "1"}}
+    with anyio.move_on_after(10):
+        async with anyio.create_task_group() as tg:
+            async def consume() -> None:
+                with pytest.raises(ValueError) if how == "sibling fails" else nullcontext():
+                    await app.ainvoke({"x": 1}, cfg)
+
+            tg.start_soon(consume)
+            await started.wait()
+            if how == "consumer leaves":
+                await anyio.sleep(0.05)  # `other` is done
+                tg.cancel_scope.cancel()
+    errors = {t.name: t.error for t in app.get_state(cfg).tasks}
+    assert errors == {"slow": "CancelledError()",
+                      "other": "ValueError('other')" if how == "sibling fails" else None}
 
 
 @pytest.mark.anyio

@@ -195,8 +195,10 @@ def cancel_sync_node_task_mixed(lib: Any) -> list[Any]:
     return _by_task_cancel(lib, "sync", mixed=True)
 
 
-# Not yet a scenario: a concurrent step of a graph with async nodes, cancelled, returns at once
-# and saves nothing after, but does not save its unfinished tasks as cancelled as LangGraph does.
+@scenario
+def cancel_sync_node_task_mixed_parallel(lib: Any) -> list[Any]:
+    """A concurrent step of a graph with an async node: `slow` is saved as cancelled at once."""
+    return _by_task_cancel(lib, "async", parallel=True, mixed=True)
 
 
 @scenario
@@ -213,3 +215,83 @@ def cancel_sync_node_scope_sync(lib: Any) -> list[Any]:
 # Not a scenario: under an anyio cancel scope LangGraph loses the saves it makes at the cancel
 # (the cancelled task's error write, the "exit" checkpoint): the scope cancels them too.
 # graphrun makes them as on a task cancel (README, differences).
+
+
+# --- a concurrent step of async nodes, ended early ------------------------------------------------
+
+
+def _async_step_ended(lib: Any, durability: str, how: str) -> list[Any]:
+    """`first -> {slow, other}`, all async; `slow` waits until cancelled while the step ends
+    early: the consumer cancels it (`how="cancel"`), or `other` fails. What each task of the
+    step has saved: LangGraph commits a cancelled future's `CancelledError` as its error."""
+    t = Transcript()
+    started = asyncio.Event()
+
+    async def first(state: LogState) -> dict[str, Any]:
+        return {"log": ["first"]}
+
+    async def slow(state: LogState) -> dict[str, Any]:
+        started.set()
+        await asyncio.sleep(HOLD)
+        return {"log": ["slow"]}
+
+    async def other(state: LogState) -> dict[str, Any]:
+        if how == "fail":
+            await started.wait()
+            raise ValueError("other failed")
+        return {"log": ["other"]}
+
+    b = lib.StateGraph(LogState)
+    for node in (first, slow, other):
+        b.add_node(node.__name__, node)
+    b.add_edge(lib.START, "first")
+    b.add_edge("first", "slow")
+    b.add_edge("first", "other")
+    graph = b.compile(checkpointer=lib.InMemorySaver())
+
+    async def main() -> None:
+        async def consume() -> None:
+            async for _ in graph.astream({"log": []}, cfg("1"), durability=durability):
+                pass
+
+        consumer = asyncio.ensure_future(consume())
+        if how == "cancel":
+            await started.wait()
+            await asyncio.sleep(0.05)  # `other` has finished and handed its writes over
+            consumer.cancel()
+        try:
+            await consumer
+        except (asyncio.CancelledError, ValueError) as error:
+            t.add("ended_by", type(error).__name__)
+        await asyncio.sleep(0.1)
+
+    asyncio.run(main())
+    t.add("tasks", [(task.name, task.error, task.result)
+                    for task in graph.get_state(cfg("1")).tasks])
+    return t.items
+
+
+@scenario
+def cancel_async_step_async(lib: Any) -> list[Any]:
+    return _async_step_ended(lib, "async", "cancel")
+
+
+@scenario
+def cancel_async_step_sync(lib: Any) -> list[Any]:
+    return _async_step_ended(lib, "sync", "cancel")
+
+
+@scenario
+def cancel_async_step_exit(lib: Any) -> list[Any]:
+    """"exit": LangGraph's exit save comes first; the cancelled task is not saved."""
+    return _async_step_ended(lib, "exit", "cancel")
+
+
+@scenario
+def failed_async_step_cancels_sibling_async(lib: Any) -> list[Any]:
+    return _async_step_ended(lib, "async", "fail")
+
+
+@scenario
+def failed_async_step_cancels_sibling_exit(lib: Any) -> list[Any]:
+    return _async_step_ended(lib, "exit", "fail")
