@@ -40,7 +40,7 @@ from .types import END, START, Command, RetryPolicy, Send
 if TYPE_CHECKING:
     from ._worker import Halt
 
-__all__ = ["drive_async", "drive_sync", "write_out"]
+__all__ = ["drive_async", "drive_sync", "save_cancelled", "write_out"]
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _DONE = object()
@@ -714,10 +714,10 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
                     tg.cancel_scope.cancel()
                     break
     finally:
-        _save_cancelled(run, tasks)
+        save_cancelled(run, tasks)
 
 
-def _save_cancelled(run: Run, tasks: list[Task]) -> None:
+def save_cancelled(run: Run, tasks: list[Task]) -> None:
     """A concurrent step ended before all its tasks did (a sibling failed, or the consumer
     left): each task still unfinished is saved as cancelled, as LangGraph commits a cancelled
     future's `CancelledError`. A lone task leaves no trace (LangGraph runs it inline), nor
@@ -779,7 +779,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait(children)
-        _save_cancelled(run, tasks)
+        save_cancelled(run, tasks)
     for child in children:  # not a task outcome (those are recorded on the task): a bug
         if child.done() and not child.cancelled() and child.exception() is not None:
             raise child.exception()  # type: ignore[misc]

@@ -37,20 +37,15 @@ class Halt(threading.Event):
 
     def abandon(self) -> None:
         """Stop the run from the consumer's side and save what LangGraph saves on a cancel."""
-        from ._tasks import write_out
+        from ._tasks import save_cancelled, write_out
 
         with self.lock:
             self.set()
             run = self.run
             if run is None or run.status != "pending":
                 return
-            tasks = run.tasks
-            # LangGraph runs a lone task inline (a cancel leaves no trace of it) and a step's
-            # concurrent tasks as futures (a cancel saves each unfinished one as cancelled)
-            if run.step_open and len(tasks) > 1:
-                for task in tasks:
-                    if not (task.done or task.interrupted or task.error is not None):
-                        run.task_cancelled(task)
+            if run.step_open:
+                save_cancelled(run, run.tasks)
             write_out(run, final=True)
 
 

@@ -178,6 +178,17 @@ def cancel_sync_node_task_parallel(lib: Any) -> list[Any]:
 
 
 @scenario
+def cancel_sync_node_task_parallel_exit(lib: Any) -> list[Any]:
+    """A concurrent step, "exit" durability: what the exit save keeps of the step."""
+    return _by_task_cancel(lib, "exit", parallel=True)
+
+
+@scenario
+def cancel_sync_node_task_mixed_parallel_sync(lib: Any) -> list[Any]:
+    return _by_task_cancel(lib, "sync", parallel=True, mixed=True)
+
+
+@scenario
 def cancel_sync_node_task_nested(lib: Any) -> list[Any]:
     """`slow` inside a subgraph: the subgraph stops too (`inner_after` never runs)."""
     return _by_task_cancel(lib, "sync", nested=True)
