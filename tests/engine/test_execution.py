@@ -154,13 +154,13 @@ async def test_tasks_start_order_is_deterministic_async(seed: int, async_step: s
     assert starts == ["start", "a", "b", "c", "d", "aa", "mm", "zz"]
 
 
-def _siblings(nodes: dict[str, Any]) -> Any:
+def _siblings(nodes: dict[str, Any], **compile_kw: Any) -> Any:
     """A graph whose nodes all start from START: one step of parallel tasks."""
     g = StateGraph(Work)
     for name, fn in nodes.items():
         g.add_node(name, fn)
         g.add_edge(START, name)
-    return g.compile()
+    return g.compile(**compile_kw)
 
 
 def test_tasks_of_one_step_run_concurrently_in_threads() -> None:
@@ -315,29 +315,24 @@ async def test_a_cancelled_concurrent_task_is_saved_as_cancelled(async_step: str
     """As LangGraph commits a cancelled future's CancelledError (parity: scenarios_cancel)."""
     started = anyio.Event()
 
-    async def slow(s: S) -> dict:
+    async def slow(s: Work) -> dict:
         started.set()
         await anyio.sleep(10)
-        return {"log": ["slow"]}
+        return {"out": ["slow"]}
 
-    async def other(s: S) -> dict:
+    async def other(s: Work) -> dict:
         if how == "sibling fails":
             await started.wait()
             raise ValueError("other")
-        return {"log": ["other"]}
+        return {"out": ["other"]}
 
-    g = StateGraph(S)
-    g.add_node(slow)
-    g.add_node(other)
-    g.add_edge(START, "slow")
-    g.add_edge(START, "other")
-    app = g.compile(checkpointer=InMemorySaver())
+    app = _siblings({"slow": slow, "other": other}, checkpointer=InMemorySaver())
     cfg = {"configurable": {"thread_id": "1"}}
     with anyio.move_on_after(10):
         async with anyio.create_task_group() as tg:
             async def consume() -> None:
                 with pytest.raises(ValueError) if how == "sibling fails" else nullcontext():
-                    await app.ainvoke({"x": 1}, cfg)
+                    await app.ainvoke({"out": []}, cfg)
 
             tg.start_soon(consume)
             await started.wait()

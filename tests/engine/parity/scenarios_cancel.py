@@ -282,27 +282,17 @@ def _async_step_ended(lib: Any, durability: str, how: str) -> list[Any]:
     return t.items
 
 
-@scenario
-def cancel_async_step_async(lib: Any) -> list[Any]:
-    return _async_step_ended(lib, "async", "cancel")
+def _register_async_step_cases() -> None:
+    """cancel_async_step_{async,sync,exit}, failed_async_step_cancels_sibling_{async,exit};
+    under "exit", LangGraph's exit save comes first and the cancelled task is not saved."""
+    cases = [("cancel_async_step", "cancel", d) for d in ("async", "sync", "exit")]
+    cases += [("failed_async_step_cancels_sibling", "fail", d) for d in ("async", "exit")]
+    for prefix, how, durability in cases:
+        def run(lib: Any, durability: str = durability, how: str = how) -> list[Any]:
+            return _async_step_ended(lib, durability, how)
+
+        run.__name__ = f"{prefix}_{durability}"
+        scenario(run)
 
 
-@scenario
-def cancel_async_step_sync(lib: Any) -> list[Any]:
-    return _async_step_ended(lib, "sync", "cancel")
-
-
-@scenario
-def cancel_async_step_exit(lib: Any) -> list[Any]:
-    """"exit": LangGraph's exit save comes first; the cancelled task is not saved."""
-    return _async_step_ended(lib, "exit", "cancel")
-
-
-@scenario
-def failed_async_step_cancels_sibling_async(lib: Any) -> list[Any]:
-    return _async_step_ended(lib, "async", "fail")
-
-
-@scenario
-def failed_async_step_cancels_sibling_exit(lib: Any) -> list[Any]:
-    return _async_step_ended(lib, "exit", "fail")
+_register_async_step_cases()
