@@ -115,10 +115,18 @@ def test_ceilings_time_a_part_of_each_run_and_put_the_classes_back() -> None:
     graphrun = load_libs(False)[0]
     own_init = graphs.WideState.__dict__["__init__"]
 
-    outside = ceilings._outside_graph_code(case, graphrun, reps=3)
-    whole = run_case(case, [graphrun], Settings.make(False, 3))["graphrun"]["median_ms"] / 1e3
+    def measured() -> tuple[float, float]:
+        outside = ceilings._outside_graph_code(case, graphrun, reps=3)
+        whole = run_case(case, [graphrun], Settings.make(False, 3))["graphrun"]["median_ms"]
+        return outside, whole / 1e3
 
-    assert 0 < outside < whole, (outside, whole)
+    # two timings taken one after the other: a busy machine (the other xdist worker) can slow
+    # either one, so up to three tries; a part that is not a part fails every time
+    tries = [measured()]
+    while not tries[-1][0] < tries[-1][1] and len(tries) < 3:
+        tries.append(measured())
+    outside, whole = tries[-1]
+    assert 0 < outside < whole, tries
     assert graphs.WideState.__dict__["__init__"] is own_init
     if _importable("langchain_core"):
         from langchain_core.messages import AIMessage

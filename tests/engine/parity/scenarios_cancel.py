@@ -36,6 +36,8 @@ class _Slow:
                  nested: bool = False, fails: bool = False, mixed: bool = False) -> None:
         self.ran: list[str] = []
         self.fails = fails
+        self.parallel = parallel
+        self.side_ran = threading.Event()
         self.started, self.release, self.finished = (threading.Event() for _ in range(3))
         self.durability = durability
         b = lib.StateGraph(LogState)
@@ -62,6 +64,8 @@ class _Slow:
     def _note(self, name: str) -> Any:
         def node(state: LogState) -> dict[str, Any]:
             self.ran.append(name)
+            if name == "side":
+                self.side_ran.set()
             return {"log": [name]}
 
         return node
@@ -74,6 +78,8 @@ class _Slow:
         return node
 
     def _slow(self, state: LogState) -> dict[str, Any]:
+        if self.parallel:  # `side` runs in a thread of its own too: one order, both libraries
+            self.side_ran.wait(HOLD)
         self.ran.append("slow-start")
         self.started.set()
         self.release.wait(HOLD)
