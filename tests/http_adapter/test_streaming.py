@@ -515,10 +515,10 @@ async def test_sdk_join_stream_and_resume(client: Any, http: httpx.Client) -> No
 
 
 class _CuttingProxy:
-    """A TCP proxy to the server that cuts its first connection `after` seconds."""
+    """A TCP proxy to the server that cuts its first connection once the server has sent an
+    event with an id (a state, not a time: under load the first event can take any time)."""
 
-    def __init__(self, target_port: int, after: float) -> None:
-        self.after = after
+    def __init__(self, target_port: int) -> None:
         self.target_port = target_port
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.bind(("127.0.0.1", 0))
@@ -534,17 +534,18 @@ class _CuttingProxy:
             except OSError:
                 return
             self.connections += 1
-            deadline = time.monotonic() + self.after if self.connections == 1 else None
+            cut = threading.Event() if self.connections == 1 else None
             upstream = socket.create_connection(("127.0.0.1", self.target_port))
             for source, sink in ((downstream, upstream), (upstream, downstream)):
-                threading.Thread(target=self._pipe, args=(source, sink, deadline),
+                threading.Thread(target=self._pipe, args=(source, sink, cut, source is upstream),
                                  daemon=True).start()
 
     @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket, deadline: float | None) -> None:
+    def _pipe(source: socket.socket, sink: socket.socket, cut: threading.Event | None,
+              from_server: bool) -> None:
         source.settimeout(0.01)
         try:
-            while deadline is None or time.monotonic() < deadline:
+            while cut is None or not cut.is_set():
                 try:
                     data = source.recv(65536)
                 except TimeoutError:
@@ -552,6 +553,8 @@ class _CuttingProxy:
                 if not data:
                     break
                 sink.sendall(data)
+                if cut is not None and from_server and b"\nid: " in b"\n" + data:
+                    cut.set()
         except OSError:
             pass
         for sock in (source, sink):
@@ -570,7 +573,7 @@ def test_sdk_reconnects_with_last_event_id(server: Served) -> None:
     `Last-Event-ID`, and the replay continues without loss or duplicates."""
     with httpx.Client(base_url=server.url, timeout=10) as http:
         thread_id = new_thread(http)
-    proxy = _CuttingProxy(server.port, after=0.15)  # node `a` sleeps past the cut
+    proxy = _CuttingProxy(server.port)  # node `a` sleeps: the run goes on past the cut
     try:
         with get_sync_client(url=proxy.url) as sdk:
             parts = list(sdk.runs.stream(thread_id, "agent", input={"x": 1, "sleep": 0.3},
