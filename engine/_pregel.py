@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from checkpoints.base import RESUME, CheckpointTuple
 
+from ._config import merge_config
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
@@ -35,14 +36,6 @@ __all__ = ["CompiledStateGraph"]
 
 _LIVE = frozenset(("custom", "messages", "events"))
 _BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
-
-
-def _merge(config: dict[str, Any] | None) -> dict[str, Any]:
-    if not config:
-        return {"configurable": {}}
-    merged = dict(config)
-    merged["configurable"] = dict(config.get("configurable") or {})
-    return merged
 
 
 class CompiledStateGraph:
@@ -95,7 +88,7 @@ class CompiledStateGraph:
         sink: Sink,
         kwargs: dict[str, Any],
     ) -> Run:
-        config = _merge(config)
+        config = merge_config(config)
         scope = current_scope.get()
         parent = scope.run if scope is not None else None
         if parent is not None:
@@ -503,7 +496,7 @@ class CompiledStateGraph:
     ) -> StateSnapshot:
         if saved is None:
             return StateSnapshot({}, (), config, None, None, None, (), ())
-        run = self.run_class(self, _merge(saved.config), sink=Sink(frozenset(), False, _drop))
+        run = self.run_class(self, merge_config(saved.config), sink=Sink(frozenset(), False, _drop))
         run.restore(saved)
         return make_snapshot(run, saved, with_pending)
 
@@ -597,11 +590,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:  # LangGraph's special forms (issue 17)
             return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
-        run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         saved = saver.get_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(
-            saved, saver.get_tuple(_latest(_merge(config)))
+            saved, saver.get_tuple(_latest(merge_config(config)))
         )
         update_state_run(run, values, as_node, keep_writes=latest)
         flush_sync(run)
@@ -616,11 +609,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:
             return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
-        run = self.run_class(self, _merge(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
         saved = await saver.aget_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(
-            saved, await saver.aget_tuple(_latest(_merge(config)))
+            saved, await saver.aget_tuple(_latest(merge_config(config)))
         )
         update_state_run(run, values, as_node, keep_writes=latest)
         await flush_async(run)
@@ -661,7 +654,7 @@ class CompiledStateGraph:
     def _state_run(self, config: dict[str, Any], saver: Any) -> Run:
         # "sync" durability: the next super-step reads this one's checkpoint back
         sink = Sink(frozenset(), False, _drop)
-        return Run(self, _merge(config), sink=sink, checkpointer=saver, durability="sync")
+        return Run(self, merge_config(config), sink=sink, checkpointer=saver, durability="sync")
 
     # -- introspection --------------------------------------------------------------------------
 
@@ -683,7 +676,7 @@ class CompiledStateGraph:
         )
 
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return _Bound(self, _merge({**(config or {}), **kwargs}))
+        return _Bound(self, merge_config({**(config or {}), **kwargs}))
 
 
 class _Bound:

@@ -22,6 +22,7 @@ from checkpoints.base import (
 )
 
 from ._channels import MISSING, Channel
+from ._config import DEFAULT_RECURSION_LIMIT
 from ._context import NOTHING
 from ._events import Events
 from ._metadata import (
@@ -93,7 +94,7 @@ class Run:
         self.ns = parent_task.ns if parent_task is not None else conf.get("checkpoint_ns", "")
         self.ns_tuple: tuple[str, ...] = tuple(self.ns.split("|")) if self.ns else ()
         self.emits = parent is None or sink.subgraphs
-        limit = config.get("recursion_limit", 25)
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if not isinstance(limit, int) or limit < 1:
             raise ValueError("recursion_limit must be at least 1")
         self.recursion_limit = limit

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import logging
 import operator
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -384,14 +388,47 @@ def test_chain_of_n_with_limit_n_plus_one_finishes() -> None:
     assert app.invoke({"x": 0}, {"recursion_limit": 4}) == {"x": 0, "log": ["n0", "n1", "n2"]}
 
 
-def test_default_recursion_limit_is_25() -> None:
-    calls: list[str] = []
-    with pytest.raises(GraphRecursionError):
-        chain_of(25, calls).compile().invoke({"x": 0})
-    assert len(calls) == 25
-    calls.clear()
-    chain_of(24, calls).compile().invoke({"x": 0})
-    assert len(calls) == 24
+def _looping_graph(steps: list[int]) -> Any:
+    """One node that routes back to itself forever: only the recursion limit stops it."""
+
+    def spin(state: S) -> Command:
+        steps.append(1)
+        return Command(update={"x": state["x"] + 1}, goto="spin")
+
+    builder = StateGraph(S)
+    builder.add_node("spin", spin)
+    builder.add_edge(START, "spin")
+    return builder.compile()
+
+
+def test_default_recursion_limit_is_langgraphs_10007() -> None:
+    """LangGraph 1.2's default (issue 27): long agent loops must not stop at 25 steps."""
+    steps: list[int] = []
+    with pytest.raises(GraphRecursionError) as info:
+        _looping_graph(steps).invoke({"x": 0, "log": []})
+    assert len(steps) == 10007
+    assert str(info.value).startswith(RECURSION.format(10007))
+
+
+def test_default_recursion_limit_follows_the_environment() -> None:
+    """`LANGGRAPH_DEFAULT_RECURSION_LIMIT`, read when the engine is imported, as LangGraph's."""
+    code = (
+        "from tests.engine.test_step import _looping_graph\n"
+        "steps = []\n"
+        "try:\n    _looping_graph(steps).invoke({'x': 0, 'log': []})\n"
+        "except Exception as error:\n    print(len(steps), type(error).__name__)\n"
+    )
+    env = {**os.environ, "LANGGRAPH_DEFAULT_RECURSION_LIMIT": "31"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[2])
+    assert out.stdout.split() == ["31", "GraphRecursionError"]
+
+
+def test_top_level_ids_move_into_configurable() -> None:
+    """`invoke(x, {"thread_id": "t"})` as LangGraph accepts it; None values are dropped."""
+    app = chain_of(2, []).compile(checkpointer=InMemorySaver())
+    app.invoke({"x": 0}, {"thread_id": "top", "recursion_limit": None, "user": None})
+    assert app.get_state({"configurable": {"thread_id": "top"}}).values["log"] == ["n0", "n1"]
 
 
 def test_recursion_error_streams_and_saves_the_steps_that_ran() -> None:

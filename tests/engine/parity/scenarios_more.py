@@ -978,3 +978,37 @@ def more_replay_answered_interrupt(lib: Any) -> list[Any]:
     t.call("values", lambda: g.get_state(cfg("1")).values)
     t.call("answer", lambda: g.invoke(lib.Command(resume="s"), cfg("1")))
     return t.items
+
+
+# --- top-level config keys (issue 27) -------------------------------------------------------------
+
+
+@scenario
+def top_level_config_keys(lib: Any) -> list[Any]:
+    """`invoke(x, {"thread_id": "t", "user": "u"})`: LangGraph moves the top-level ids into
+    `configurable` (the thread's checkpoints and the node's config and metadata show them);
+    None values are dropped; the default recursion limit is not 25."""
+    from langchain_core.runnables import RunnableConfig
+
+    t = Transcript()
+    seen: list[Any] = []
+
+    def node(state: XState, config: RunnableConfig) -> Any:
+        conf = {k: v for k, v in config["configurable"].items()
+                if not k.startswith("__") and k not in ("checkpoint_map", "checkpoint_ns")}
+        seen.append((conf, config["metadata"].get("user"), config["metadata"].get("thread_id")))
+        if state["x"] < 40:
+            return lib.Command(update={"x": state["x"] + 1}, goto="node")
+        return {"x": state["x"] + 1}
+
+    b = lib.StateGraph(XState)
+    b.add_node("node", node)
+    b.add_edge(lib.START, "node")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    t.call("invoke", g.invoke, {"x": 0}, {"thread_id": "t", "user": "u", "skip": None,
+                                          "tags": ["x"]})
+    t.add("seen", seen[:2])
+    t.state("state", g, {"configurable": {"thread_id": "t"}})
+    t.call("history", lambda: [(h.metadata.get("user"), h.metadata["step"]) for h in
+                               g.get_state_history({"configurable": {"thread_id": "t"}})][:3])
+    return t.items
