@@ -18,9 +18,10 @@ from .base import (
 from .cache import BaseCache, InMemoryCache
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
-from .sqlite import SqliteSaver
+from .sqlite import AsyncSqliteSaver, SqliteSaver
 
 __all__ = [
+    "AsyncSqliteSaver",
     "BaseCache",
     "BaseCheckpointSaver",
     "Checkpoint",

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import os
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal, Self
@@ -46,7 +48,7 @@ from .base import (
 )
 from .serde import Serializer, default_serializer
 
-__all__ = ["SqliteSaver"]
+__all__ = ["AsyncSqliteSaver", "SqliteSaver"]
 
 
 class Backend:
@@ -517,7 +519,7 @@ class SqliteSaver(QueuedSaver):
 
     def __init__(
         self,
-        path: str | os.PathLike[str] = ":memory:",
+        path: str | os.PathLike[str] | sqlite3.Connection = ":memory:",
         *,
         serde: Serializer | None = None,
         busy_timeout: float = 5.0,
@@ -525,8 +527,10 @@ class SqliteSaver(QueuedSaver):
     ) -> None:
         """`full_values=True` stores every value whole: no append deltas, no references
         (slower on long lists; the fuzz tests use it as the oracle of the shortcuts). Files
-        written either way read the same."""
-        self.path = os.fspath(path)
+        written either way read the same. A `sqlite3.Connection` (LangGraph's
+        `SqliteSaver(conn)`, issue 27) names the file it is open on; the saver opens its own
+        connections to it (an in-memory connection: a new in-memory database)."""
+        self.path = _path_of(path) if isinstance(path, sqlite3.Connection) else os.fspath(path)
         self.serde = serde or default_serializer
         self.full_values = full_values
         self._order = threading.Lock()
@@ -535,3 +539,29 @@ class SqliteSaver(QueuedSaver):
         self._reader = self._backend.reader
         self._loop_thread = self._backend.loop_thread
         self._lineage = self._backend.lineage
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(cls, conn_string: str, **options: Any) -> Iterator[Self]:
+        """LangGraph's way to open a saver on a path (issue 27): closed when the block ends."""
+        with cls(conn_string, **options) as saver:
+            yield saver
+
+
+class AsyncSqliteSaver(SqliteSaver):
+    """LangGraph's `AsyncSqliteSaver` under its name (issue 27). Every `SqliteSaver` serves
+    async callers already; this class only makes `from_conn_string` an async context."""
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def from_conn_string(cls, conn_string: str, **options: Any) -> AsyncIterator[Self]:  # type: ignore[override]
+        async with cls(conn_string, **options) as saver:
+            yield saver
+
+
+def _path_of(conn: sqlite3.Connection) -> str:
+    """The file a connection's main database is on; ":memory:" for an in-memory one."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or ":memory:"
+    return ":memory:"
