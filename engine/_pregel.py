@@ -98,13 +98,15 @@ class CompiledStateGraph:
             sink = parent.sink
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")
-        # A subgraph started for the first time by a task prepared on a checkpoint this parent
-        # run made has nothing saved under its namespace (the task id is new): skip the lookup,
-        # which with SQLite waits for the writer. A retry or a second subgraph call in the same
-        # task, or a task of a resumed step, still looks.
-        fresh = parent is not None and parent.owns_checkpoint and not scope.task.spawned
+        # A subgraph started by a task prepared on a checkpoint this parent run made has
+        # nothing saved under its namespace (the task id is new, and each call of the task
+        # counts a namespace of its own): skip the lookup, which with SQLite waits for the
+        # writer. A task of a resumed step still looks.
+        fresh = parent is not None and parent.owns_checkpoint
+        call = 0
         if scope is not None:
-            scope.task.spawned = True
+            call = scope.task.subgraph_calls
+            scope.task.subgraph_calls += 1
         run = self.run_class(
             self,
             config,
@@ -124,6 +126,9 @@ class CompiledStateGraph:
             ),
         )
         run.fresh_namespace = fresh
+        if call:
+            run.ns = f"{run.ns}|{call}"
+            run.ns_tuple = (*run.ns_tuple, str(call))
         return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:

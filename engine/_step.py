@@ -44,7 +44,7 @@ class Task:
     __slots__ = (
         "_id", "_key", "_ns", "name", "node", "input", "path", "triggers", "parent_ns", "writes",
         "update", "resume", "error", "interrupts", "interrupted", "done", "cached", "order",
-        "spawned",
+        "subgraph_calls",
     )
 
     def __init__(
@@ -70,7 +70,9 @@ class Task:
         self.done = False
         self.cached = False
         self.order = order
-        self.spawned = False  # a subgraph run was started under this task's namespace
+        # subgraph runs started under this task: the k-th (from 0) gets namespace `ns|k` for
+        # k > 0, as LangGraph counts them, so two calls of one subgraph keep apart (issue 27)
+        self.subgraph_calls = 0
 
     @property
     def id(self) -> str:

@@ -1012,3 +1012,44 @@ def top_level_config_keys(lib: Any) -> list[Any]:
     t.call("history", lambda: [(h.metadata.get("user"), h.metadata["step"]) for h in
                                g.get_state_history({"configurable": {"thread_id": "t"}})][:3])
     return t.items
+
+
+# --- one subgraph called twice in a node (issue 27) ----------------------------------------------
+
+
+@scenario
+def subgraph_called_twice_in_a_node(lib: Any) -> list[Any]:
+    """Each call of the same compiled subgraph inside one node returns its own result: the
+    k-th call (k > 0) runs under the namespace `node:<task id>|k`, streamed as such; an
+    interrupt in the second call resumes there."""
+    t = Transcript()
+
+    def inc(state: XState) -> dict[str, Any]:
+        if state["x"] > 100:
+            return {"x": state["x"] + lib.interrupt("more?")}
+        return {"x": state["x"] + 1}
+
+    inner_builder = lib.StateGraph(XState)
+    inner_builder.add_node("inc", inc)
+    inner_builder.add_edge(lib.START, "inc")
+    inner = inner_builder.compile()
+
+    def twice(state: XState) -> dict[str, Any]:
+        first = inner.invoke({"x": 10})
+        second = inner.invoke({"x": 20 + state["x"]})
+        return {"x": first["x"] + second["x"]}
+
+    outer_builder = lib.StateGraph(XState)
+    outer_builder.add_node("twice", twice)
+    outer_builder.add_edge(lib.START, "twice")
+    for label, saver in (("none", None), ("saver", lib.InMemorySaver())):
+        g = outer_builder.compile(checkpointer=saver)
+        t.call(f"{label} invoke", g.invoke, {"x": 0}, cfg(f"{label}1"))
+        t.stream(f"{label} stream", g, {"x": 0}, cfg(f"{label}2"), stream_mode="values",
+                 subgraphs=True)
+    g = outer_builder.compile(checkpointer=lib.InMemorySaver())
+    t.stream("interrupted", g, {"x": 90}, cfg("i"), stream_mode="updates", subgraphs=True)
+    t.stream("resumed", g, lib.Command(resume=5), cfg("i"), stream_mode="updates",
+             subgraphs=True)
+    t.state("state", g, cfg("i"))
+    return t.items
