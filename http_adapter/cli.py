@@ -214,6 +214,7 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
     config = uvicorn.Config(
         create_app(settings),
         log_level=log_level,
+        log_config=_log_config(log_level),
         lifespan="on",
         ws="none",
         timeout_graceful_shutdown=_GRACEFUL,
@@ -237,6 +238,20 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
 
 
 _GRACEFUL = 5  # seconds open connections get to finish once asked to stop
+
+
+def _log_config(log_level: str) -> dict[str, object]:
+    """uvicorn's logging, plus graphrun's own loggers on the same terminal at `--log-level`
+    (issue 30: a failed run's traceback was logged to no handler and never shown)."""
+    import copy
+
+    from uvicorn.config import LOG_LEVELS, LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    level = LOG_LEVELS[log_level]
+    for name in ("http_adapter", "engine", "checkpoints"):
+        config["loggers"][name] = {"handlers": ["default"], "level": level, "propagate": False}
+    return config
 
 
 def _raise_open_files_limit() -> None:

@@ -45,6 +45,7 @@ from types import ModuleType
 from typing import Any
 
 from ._config_sections import check_checkpointer, check_http, check_store, unsupported_keys
+from ._tracebacks import user_location
 from .agent_server.settings import Settings
 
 __all__ = ["CONFIG_NAMES", "ConfigError", "find_config", "load_settings"]
@@ -329,7 +330,8 @@ def _import_file(file: Path, path: Path, key: str) -> ModuleType:
     except Exception as error:
         del sys.modules[name]
         raise ConfigError(
-            f"importing {file} failed: {type(error).__name__}: {error}", path=path, key=key
+            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            path=path, key=key,
         ) from error
     return module
 
@@ -342,11 +344,21 @@ def _import_module(name: str, path: Path, key: str) -> ModuleType:
     except ModuleNotFoundError as error:
         if error.name is not None and name.startswith(error.name):
             raise ConfigError(f"module {name!r} not found", path=path, key=key) from error
-        raise ConfigError(f"importing {name} failed: {error}", path=path, key=key) from error
+        raise ConfigError(
+            f"importing {name} failed: {error}{_where(error, path)}", path=path, key=key
+        ) from error
     except Exception as error:
         raise ConfigError(
-            f"importing {name} failed: {type(error).__name__}: {error}", path=path, key=key
+            f"importing {name} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            path=path, key=key,
         ) from error
+
+
+def _where(error: BaseException, path: Path) -> str:
+    """` (at helpers.py, line 3, in build)`: the innermost frame of the user's code the import
+    failed in (issue 30: the one-line message named no file or line)."""
+    location = user_location(error, root=path.parent)
+    return f" (at {location})" if location else ""
 
 
 def _is_graph(value: Any) -> bool:
