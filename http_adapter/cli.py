@@ -147,6 +147,8 @@ def _warn_unsupported(settings: Settings) -> None:
     if ignored:
         print(f"graphrun: warning: {settings.config_path}: not supported, ignored: "
               f"{', '.join(ignored)}", file=sys.stderr, flush=True)
+    for warning in settings.extra.get("start_warnings") or ():  # e.g. a missing env file
+        print(f"graphrun: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def _announce(command: str, settings: Settings, url: str) -> None:

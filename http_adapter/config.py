@@ -105,7 +105,8 @@ def load_settings(
     path = Path(config_path).resolve()
     raw = _read_json(path)
     root = path.parent
-    env = _load_env(raw.get("env"), root, path)
+    warnings: list[str] = []  # problems the server starts despite (issue 31 item 14)
+    env = _load_env(raw.get("env"), root, path, warnings)
     os.environ.update(env)
     _extend_sys_path(raw.get("dependencies", []), root, path)
     graphs, descriptions = _load_graphs(raw.get("graphs"), root, path)
@@ -115,6 +116,8 @@ def load_settings(
     if raw.get("auth") is not None:
         extra["auth"] = raw["auth"]
     extra.update(_sections(raw, root, path))
+    if warnings:
+        extra["start_warnings"] = warnings
     settings = Settings(
         graphs=graphs,
         data_dir=None if in_memory else Path(data_dir).resolve() if data_dir else root / ".graphrun",
@@ -191,7 +194,7 @@ def _api_keys(raw: Mapping[str, Any], path: Path) -> list[str]:
 # -- env and dependencies ----------------------------------------------------------------------
 
 
-def _load_env(spec: Any, root: Path, path: Path) -> dict[str, str]:
+def _load_env(spec: Any, root: Path, path: Path, warnings: list[str]) -> dict[str, str]:
     if spec is None:
         return {}
     if isinstance(spec, dict):
@@ -201,8 +204,9 @@ def _load_env(spec: Any, root: Path, path: Path) -> dict[str, str]:
         return {str(k): _env_value(v) for k, v in spec.items()}
     if isinstance(spec, str):
         env_file = root / spec
-        if not env_file.is_file():
-            raise ConfigError(f"env file not found: {env_file}", path=path, key="env")
+        if not env_file.is_file():  # a fresh clone of a template: start, as `langgraph dev`
+            warnings.append(f"{path}: env: env file not found: {env_file}; starting without it")
+            return {}
         return parse_dotenv(env_file.read_text(encoding="utf-8"))
     raise ConfigError("must be a path to a .env file or an object", path=path, key="env")
 
@@ -240,8 +244,29 @@ def _extend_sys_path(dependencies: Any, root: Path, path: Path) -> None:
         raise ConfigError("must be a list of strings", path=path, key="dependencies")
     for directory in [root, *(root / d for d in dependencies)]:
         resolved = str(directory.resolve())
+        if directory.is_dir():
+            _refuse_shadowing(directory.resolve(), path)
         if directory.is_dir() and resolved not in sys.path:
             sys.path.append(resolved)
+
+
+_OWN_PACKAGES = ("engine", "checkpoints", "http_adapter")  # graphrun's top-level packages
+
+
+def _refuse_shadowing(directory: Path, path: Path) -> None:
+    """A project module named like one of graphrun's packages (issue 30 item 10): `import
+    engine` finds graphrun's (imported first) or, earlier on sys.path, breaks graphrun's own
+    imports; either way an ImportError that names neither. Refused at start-up instead."""
+    for name in _OWN_PACKAGES:
+        own = Path(importlib.import_module(name).__file__ or "").resolve()
+        for candidate in (directory / f"{name}.py", directory / name / "__init__.py"):
+            if candidate.is_file() and candidate.resolve() != own:
+                raise ConfigError(
+                    f"{candidate} has the name of graphrun's `{name}` package, so `import "
+                    f"{name}` cannot reach it; rename it (e.g. to my_{name}), or move it out of "
+                    "the directories `dependencies` puts on sys.path",
+                    path=path, key="dependencies",
+                )
 
 
 # -- graphs and auth ---------------------------------------------------------------------------
