@@ -17,10 +17,12 @@ from pathlib import Path
 
 __all__ = ["is_user_file", "user_location", "user_traceback"]
 
-# Installed packages whose frames are plumbing around the user's code, never the cause: the
-# server stack, and LangGraph's runtime for graphs built with LangGraph.
+# Installed packages whose frames are plumbing around the user's code, never the cause:
+# graphrun's own (installed, not editable), the server stack, and LangGraph's runtime for
+# graphs built with LangGraph.
 _FRAMEWORK_PACKAGES = frozenset((
-    "anyio", "starlette", "uvicorn", "sniffio", "langgraph", "langgraph_api", "langchain_core",
+    "engine", "checkpoints", "http_adapter", "anyio", "starlette", "uvicorn", "sniffio",
+    "langgraph", "langgraph_api", "langchain_core",
 ))
 
 
@@ -30,8 +32,8 @@ def _own_dirs() -> tuple[str, ...]:
     import checkpoints
     import engine
 
-    here = Path(__file__).resolve().parent
-    dirs = [here, Path(engine.__file__).resolve().parent, Path(checkpoints.__file__).resolve().parent]
+    dirs = [Path(module.__file__ or "").resolve().parent for module in (engine, checkpoints)]
+    dirs.append(Path(__file__).resolve().parent)
     paths = sysconfig.get_paths()
     dirs += [Path(paths[k]).resolve() for k in ("stdlib", "platstdlib") if paths.get(k)]
     return tuple(str(d) + os.sep for d in dirs)
