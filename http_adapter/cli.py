@@ -76,7 +76,7 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument(
         "--log-level", default="info",
         choices=("critical", "error", "warning", "info", "debug", "trace"),
-        help="uvicorn's log level (default: %(default)s)",
+        help="log level of the server and of failed runs' tracebacks (default: %(default)s)",
     )
     if command == "serve":  # `dev` always serves the studio
         parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")

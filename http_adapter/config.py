@@ -15,10 +15,11 @@
   or a factory; the object itself goes into `Settings.graphs` (the server compiles or calls it).
 - `env`: a `.env` file (relative to the config) or an inline object; its values are put into
   `os.environ` before any graph module is imported, overriding the process environment as
-  `langgraph dev` does.
+  `langgraph dev` does. A missing file is a warning (`extra["start_warnings"]`), not an error.
 - `dependencies`: directories (relative to the config) appended to `sys.path` so graph modules
   import their siblings; other entries (pip requirements for image builds) are skipped, as
-  `langgraph dev` skips them. The config's own directory is always importable.
+  `langgraph dev` skips them. The config's own directory is always importable. A module there
+  named like one of graphrun's packages (`engine.py`, `checkpoints.py`) is refused.
 - `auth`: its `path` is imported and the object kept in `Settings.auth`.
 - `http`, `store`, `checkpointer` (issue 18; see `_config_sections.py`): validated and kept in
   `Settings.extra`; `http.app` is imported (`extra["custom_app"]`) and a `store.index.embed`
@@ -243,10 +244,11 @@ def _extend_sys_path(dependencies: Any, root: Path, path: Path) -> None:
     if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise ConfigError("must be a list of strings", path=path, key="dependencies")
     for directory in [root, *(root / d for d in dependencies)]:
+        if not directory.is_dir():
+            continue
+        _refuse_shadowing(directory.resolve(), path)
         resolved = str(directory.resolve())
-        if directory.is_dir():
-            _refuse_shadowing(directory.resolve(), path)
-        if directory.is_dir() and resolved not in sys.path:
+        if resolved not in sys.path:
             sys.path.append(resolved)
 
 
