@@ -246,6 +246,8 @@ def test_in_memory_data_dir_and_workers(tmp_path: Path) -> None:
     ({"graphs": {"agent": "./agent.py:graph"}, "dependencies": ["./lib"]},  # issue 30 item 10
      {"lib/checkpoints.py": "x = 1\n"}, "dependencies",
      "checkpoints.py has the name of graphrun's `checkpoints` package"),
+    ({"graphs": {"agent": "./agent.py:graph"}}, {"engine/__init__.py": ""}, "dependencies",
+     "engine/__init__.py has the name of graphrun's `engine` package"),  # the config's own dir
     ({"graphs": {"agent": "./agent.py:graph"}, "env": 5}, {}, "env", "must be a path"),
     ({"graphs": {"agent": "./agent.py:graph"}, "env": {"A": [1]}}, {}, "env", "bad: A"),
     ({"graphs": {"agent": "./agent.py:graph"}, "dependencies": "."}, {}, "dependencies",
