@@ -76,7 +76,7 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument(
         "--log-level", default="info",
         choices=("critical", "error", "warning", "info", "debug", "trace"),
-        help="uvicorn's log level (default: %(default)s)",
+        help="log level of the server and of failed runs' tracebacks (default: %(default)s)",
     )
     if command == "serve":  # `dev` always serves the studio
         parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")
@@ -147,6 +147,8 @@ def _warn_unsupported(settings: Settings) -> None:
     if ignored:
         print(f"graphrun: warning: {settings.config_path}: not supported, ignored: "
               f"{', '.join(ignored)}", file=sys.stderr, flush=True)
+    for warning in settings.extra.get("start_warnings") or ():  # e.g. a missing env file
+        print(f"graphrun: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def _announce(command: str, settings: Settings, url: str) -> None:
@@ -214,6 +216,7 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
     config = uvicorn.Config(
         create_app(settings),
         log_level=log_level,
+        log_config=_log_config(log_level),
         lifespan="on",
         ws="none",
         timeout_graceful_shutdown=_GRACEFUL,
@@ -237,6 +240,20 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
 
 
 _GRACEFUL = 5  # seconds open connections get to finish once asked to stop
+
+
+def _log_config(log_level: str) -> dict[str, object]:
+    """uvicorn's logging, plus graphrun's own loggers on the same terminal at `--log-level`
+    (issue 30: a failed run's traceback was logged to no handler and never shown)."""
+    import copy
+
+    from uvicorn.config import LOG_LEVELS, LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    level = LOG_LEVELS[log_level]
+    for name in ("http_adapter", "engine", "checkpoints"):
+        config["loggers"][name] = {"handlers": ["default"], "level": level, "propagate": False}
+    return config
 
 
 def _raise_open_files_limit() -> None:

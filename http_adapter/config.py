@@ -15,10 +15,11 @@
   or a factory; the object itself goes into `Settings.graphs` (the server compiles or calls it).
 - `env`: a `.env` file (relative to the config) or an inline object; its values are put into
   `os.environ` before any graph module is imported, overriding the process environment as
-  `langgraph dev` does.
+  `langgraph dev` does. A missing file is a warning (`extra["start_warnings"]`), not an error.
 - `dependencies`: directories (relative to the config) appended to `sys.path` so graph modules
   import their siblings; other entries (pip requirements for image builds) are skipped, as
-  `langgraph dev` skips them. The config's own directory is always importable.
+  `langgraph dev` skips them. The config's own directory is always importable. A module there
+  named like one of graphrun's packages (`engine.py`, `checkpoints.py`) is refused.
 - `auth`: its `path` is imported and the object kept in `Settings.auth`.
 - `http`, `store`, `checkpointer` (issue 18; see `_config_sections.py`): validated and kept in
   `Settings.extra`; `http.app` is imported (`extra["custom_app"]`) and a `store.index.embed`
@@ -45,6 +46,7 @@ from types import ModuleType
 from typing import Any
 
 from ._config_sections import check_checkpointer, check_http, check_store, unsupported_keys
+from ._tracebacks import user_location
 from .agent_server.settings import Settings
 
 __all__ = ["CONFIG_NAMES", "ConfigError", "find_config", "load_settings"]
@@ -104,7 +106,8 @@ def load_settings(
     path = Path(config_path).resolve()
     raw = _read_json(path)
     root = path.parent
-    env = _load_env(raw.get("env"), root, path)
+    warnings: list[str] = []  # problems the server starts despite (issue 31 item 14)
+    env = _load_env(raw.get("env"), root, path, warnings)
     os.environ.update(env)
     _extend_sys_path(raw.get("dependencies", []), root, path)
     graphs, descriptions = _load_graphs(raw.get("graphs"), root, path)
@@ -114,6 +117,8 @@ def load_settings(
     if raw.get("auth") is not None:
         extra["auth"] = raw["auth"]
     extra.update(_sections(raw, root, path))
+    if warnings:
+        extra["start_warnings"] = warnings
     settings = Settings(
         graphs=graphs,
         data_dir=None if in_memory else Path(data_dir).resolve() if data_dir else root / ".graphrun",
@@ -190,7 +195,7 @@ def _api_keys(raw: Mapping[str, Any], path: Path) -> list[str]:
 # -- env and dependencies ----------------------------------------------------------------------
 
 
-def _load_env(spec: Any, root: Path, path: Path) -> dict[str, str]:
+def _load_env(spec: Any, root: Path, path: Path, warnings: list[str]) -> dict[str, str]:
     if spec is None:
         return {}
     if isinstance(spec, dict):
@@ -200,8 +205,9 @@ def _load_env(spec: Any, root: Path, path: Path) -> dict[str, str]:
         return {str(k): _env_value(v) for k, v in spec.items()}
     if isinstance(spec, str):
         env_file = root / spec
-        if not env_file.is_file():
-            raise ConfigError(f"env file not found: {env_file}", path=path, key="env")
+        if not env_file.is_file():  # a fresh clone of a template: start, as `langgraph dev`
+            warnings.append(f"{path}: env: env file not found: {env_file}; starting without it")
+            return {}
         return parse_dotenv(env_file.read_text(encoding="utf-8"))
     raise ConfigError("must be a path to a .env file or an object", path=path, key="env")
 
@@ -238,9 +244,31 @@ def _extend_sys_path(dependencies: Any, root: Path, path: Path) -> None:
     if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise ConfigError("must be a list of strings", path=path, key="dependencies")
     for directory in [root, *(root / d for d in dependencies)]:
+        if not directory.is_dir():
+            continue
+        _refuse_shadowing(directory.resolve(), path)
         resolved = str(directory.resolve())
-        if directory.is_dir() and resolved not in sys.path:
+        if resolved not in sys.path:
             sys.path.append(resolved)
+
+
+_OWN_PACKAGES = ("engine", "checkpoints", "http_adapter")  # graphrun's top-level packages
+
+
+def _refuse_shadowing(directory: Path, path: Path) -> None:
+    """A project module named like one of graphrun's packages (issue 30 item 10): `import
+    engine` finds graphrun's (imported first) or, earlier on sys.path, breaks graphrun's own
+    imports; either way an ImportError that names neither. Refused at start-up instead."""
+    for name in _OWN_PACKAGES:
+        own = Path(importlib.import_module(name).__file__ or "").resolve()
+        for candidate in (directory / f"{name}.py", directory / name / "__init__.py"):
+            if candidate.is_file() and candidate.resolve() != own:
+                raise ConfigError(
+                    f"{candidate} has the name of graphrun's `{name}` package, so `import "
+                    f"{name}` cannot reach it; rename it (e.g. to my_{name}), or move it out of "
+                    "the directories `dependencies` puts on sys.path",
+                    path=path, key="dependencies",
+                )
 
 
 # -- graphs and auth ---------------------------------------------------------------------------
@@ -329,7 +357,8 @@ def _import_file(file: Path, path: Path, key: str) -> ModuleType:
     except Exception as error:
         del sys.modules[name]
         raise ConfigError(
-            f"importing {file} failed: {type(error).__name__}: {error}", path=path, key=key
+            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            path=path, key=key,
         ) from error
     return module
 
@@ -342,11 +371,21 @@ def _import_module(name: str, path: Path, key: str) -> ModuleType:
     except ModuleNotFoundError as error:
         if error.name is not None and name.startswith(error.name):
             raise ConfigError(f"module {name!r} not found", path=path, key=key) from error
-        raise ConfigError(f"importing {name} failed: {error}", path=path, key=key) from error
+        raise ConfigError(
+            f"importing {name} failed: {error}{_where(error, path)}", path=path, key=key
+        ) from error
     except Exception as error:
         raise ConfigError(
-            f"importing {name} failed: {type(error).__name__}: {error}", path=path, key=key
+            f"importing {name} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            path=path, key=key,
         ) from error
+
+
+def _where(error: BaseException, path: Path) -> str:
+    """` (at helpers.py, line 3, in build)`: the innermost frame of the user's code the import
+    failed in (issue 30: the one-line message named no file or line)."""
+    location = user_location(error, root=path.parent)
+    return f" (at {location})" if location else ""
 
 
 def _is_graph(value: Any) -> bool:

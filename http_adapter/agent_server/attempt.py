@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from .._tracebacks import user_traceback
 from .encode import dumps, plain
 from .executor import (
     Outcome, engine_args, engine_modes, is_resumable, metadata_event, stream_modes, wire_events,
@@ -100,6 +101,7 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     except TimeoutError:
         return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
     except Exception as error:  # the graph failed: the run ends in error
+        _log_failure(run, assistant.graph_id, error)
         detail = {"error": type(error).__name__, "message": str(error)}
         publish(run.run_id, "error", dumps(detail))
         return Outcome("error", error=detail)
@@ -110,6 +112,16 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
         if isinstance(last_values, dict) else last_values
     )
     return Outcome("success", values=values, interrupts=interrupts)
+
+
+def _log_failure(run: Run, graph_id: str, error: Exception) -> None:
+    """The failed run's traceback, the user's frames only, at `error` on the server's terminal
+    (issue 30: `langgraph dev` prints it too; the wire keeps the reference's `{error, message}`)."""
+    logger.error(
+        "Run %s failed (thread %s, graph %s): %s: %s\n%s", run.run_id, run.thread_id, graph_id,
+        type(error).__name__, error, user_traceback(error),
+        extra={"run_id": run.run_id, "thread_id": run.thread_id, "graph_id": graph_id},
+    )
 
 
 async def resume_input(saver: Any, run: Run, value: Any) -> Any:

@@ -16,6 +16,16 @@ function nodePath(ns, name) {
   return [...ns.map((part) => part.split(":")[0]), name].filter(Boolean).join(":");
 }
 
+/** A task's error as text: the server sends `{error, message}` (the exception's type and
+ * message), a thread's state a string; an object must never read "[object Object]" (issue 30). */
+export function errorText(error) {
+  if (error && typeof error === "object") {
+    const text = [error.error, error.message].filter(Boolean).join(": ");
+    return text || JSON.stringify(error);
+  }
+  return String(error);
+}
+
 /** ms since the epoch of a debug event's ISO timestamp, keeping its microseconds. */
 function stamp(iso) {
   const fraction = /\.(\d+)/.exec(iso);
@@ -82,7 +92,7 @@ export class Runner {
     else if (mode === "custom") ctx.timeline.add("custom", nodePath(ns, ""), data);
     else if (mode === "error") {
       run.status = "error";
-      ctx.timeline.add("error", `${data.error}: ${data.message}`, data);
+      ctx.timeline.add("error", errorText(data), data);
     } else if (mode !== "messages/metadata") ctx.timeline.add(mode, nodePath(ns, ""), data);
   }
 
@@ -125,7 +135,7 @@ export class Runner {
       const key = task.path;
       task.row = run.updates.get(key) || null;
       run.updates.delete(key);
-      if (payload.error) task.row = this.ctx.timeline.add("error", `${task.path}: ${payload.error}`, payload.error);
+      if (payload.error) task.row = this.ctx.timeline.add("error", `${task.path}: ${errorText(payload.error)}`, payload.error);
     }
     if (at !== undefined && task.at !== null && task.row) {
       const ms = at - task.at;

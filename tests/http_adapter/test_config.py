@@ -239,8 +239,15 @@ def test_in_memory_data_dir_and_workers(tmp_path: Path) -> None:
     ({"graphs": {"agent": "./broken.py:graph"}}, {"broken.py": "raise RuntimeError('bad')\n"},
      "graphs.agent", "RuntimeError: bad"),
     ({"graphs": {"agent": "./empty.py"}}, {"empty.py": "x = 1\n"}, "graphs.agent", "no graph"),
-    ({"graphs": {"agent": "./agent.py:graph"}, "env": ".env.missing"}, {}, "env",
-     "env file not found"),
+    ({"graphs": {"agent": "./fails.py:graph"}},  # issue 30: the user's file and line
+     {"fails.py": "from helpers_30 import build\ngraph = build({})\n",
+      "helpers_30.py": "def build(config):\n    return config['model']\n"},
+     "graphs.agent", "failed: KeyError: 'model' (at helpers_30.py, line 2, in build)"),
+    ({"graphs": {"agent": "./agent.py:graph"}, "dependencies": ["./lib"]},  # issue 30 item 10
+     {"lib/checkpoints.py": "x = 1\n"}, "dependencies",
+     "checkpoints.py has the name of graphrun's `checkpoints` package"),
+    ({"graphs": {"agent": "./agent.py:graph"}}, {"engine/__init__.py": ""}, "dependencies",
+     "engine/__init__.py has the name of graphrun's `engine` package"),  # the config's own dir
     ({"graphs": {"agent": "./agent.py:graph"}, "env": 5}, {}, "env", "must be a path"),
     ({"graphs": {"agent": "./agent.py:graph"}, "env": {"A": [1]}}, {}, "env", "bad: A"),
     ({"graphs": {"agent": "./agent.py:graph"}, "dependencies": "."}, {}, "dependencies",
