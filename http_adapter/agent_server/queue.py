@@ -252,7 +252,7 @@ class RunQueue:
         if done is not None:
             done.set()
         if self._webhooks and run.kwargs.get("webhook"):
-            await webhook(run.kwargs["webhook"], run, outcome)
+            await webhook(self.state, run.kwargs["webhook"], run, outcome)
 
     def _remember(self, run_id: str, outcome: Outcome) -> None:
         """Keep the outcome for the run's waiters; only the last `_REMEMBERED` (issue 26 §3)."""
