@@ -28,7 +28,7 @@ import logging
 import socket
 import ssl
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import anyio
 import httpx
@@ -112,17 +112,19 @@ class Webhooks:
             if self.disable_loopback:
                 raise WebhookRefused("Loopback webhooks are disabled")
             return _Target(url, None)
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
+        parts = _parse(url)  # httpx's own parse: the host checked is the host dialled
+        scheme = parts.scheme
         if scheme not in ("http", "https"):
             raise WebhookRefused(f"Webhook host blocked: scheme {scheme or '(none)'!r} is not "
                                  "http or https")
         if self.require_https and scheme != "https":
             raise WebhookRefused("Webhook must use https")
-        port = _port(parts, scheme)
+        port = parts.port or (443 if scheme == "https" else 80)
+        if not 0 < port < 65536:
+            raise WebhookRefused("Invalid webhook URL")
         if self.allowed_ports and port not in self.allowed_ports:
             raise WebhookRefused(f"Webhook port {port} not allowed")
-        host = (parts.hostname or "").rstrip(".")
+        host = parts.host.rstrip(".")
         if not host:
             raise WebhookRefused(f"Invalid webhook hostname '{host}'")
         if (self.exact or self.wildcards) and not self._listed(host):
@@ -201,12 +203,11 @@ class Webhooks:
         return httpx.AsyncClient(verify=_tls(), trust_env=False, **common)
 
 
-def _port(parts: Any, scheme: str) -> int:
+def _parse(url: str) -> httpx.URL:
     try:
-        port = parts.port
-    except ValueError:
-        raise WebhookRefused("Invalid webhook URL: bad port") from None
-    return port if port is not None else 443 if scheme == "https" else 80
+        return httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        raise WebhookRefused("Invalid webhook URL") from None
 
 
 async def _public_address(host: str, port: int, strict: bool) -> str | None:

@@ -181,6 +181,17 @@ def test_blocked_hosts_are_refused_at_creation(server: Served, hook: Hook) -> No
     assert hook.received == []
 
 
+def test_malformed_urls_are_422(server: Served) -> None:
+    with httpx.Client(base_url=server.url, timeout=20) as http:
+        thread = _thread(http)
+        for url in ("http://[::1", "http://ex\nample.com/", "http://example.com:abc/",
+                    "http:///x", "http://example.com:70000/", "https://\u2603.com/"):
+            response = _create(http, "/threads/{thread}/runs", url, thread)
+            assert response.status_code == 422, (url, response.text)
+            assert response.json()["detail"] in ("Invalid webhook URL",
+                                                 "Invalid webhook hostname ''"), url
+
+
 def test_policy_keys_of_langgraph_json(project: Callable[..., Settings],
                                        serve_app: Callable[..., Served]) -> None:
     policy = {"url": {"require_https": True, "allowed_domains": ["hooks.example.com",
