@@ -293,6 +293,39 @@ def test_endless_and_silent_receivers_are_given_up(
         _until(lambda: "/silent" in caplog.text and "no answer" in caplog.text)
 
 
+CUSTOM_APP = """
+import os
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
+
+
+async def done(request):
+    Path(os.environ["HOOK_OUT"]).write_bytes(await request.body())
+    return Response(status_code=204)
+
+
+app = Starlette(routes=[Route("/hooks/done", done, methods=["POST"])])
+"""
+
+
+def test_relative_url_calls_the_projects_own_app(
+        project: Callable[..., Settings], serve_app: Callable[..., Served], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the reference's loopback webhooks: `/hooks/done` is a route of `http.app`."""
+    out = tmp_path / "hook.json"
+    monkeypatch.setenv("HOOK_OUT", str(out))
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "hooks_app.py").write_text(CUSTOM_APP)
+    server = serve_app(project(http={"app": "./hooks_app.py:app"}))
+    with httpx.Client(base_url=server.url, timeout=20) as http:
+        run = _create(http, "/threads/{thread}/runs", "/hooks/done", _thread(http)).json()
+        _until(out.exists)
+    assert json.loads(_until(out.read_bytes))["run_id"] == run["run_id"]
+
+
 # -- the sender on its own ------------------------------------------------------------------------
 
 
