@@ -23,7 +23,8 @@ import httpx
 from .http import Server, free_port, project
 
 
-def _serve(work: Path) -> Server:
+def serve(work: Path) -> Server:
+    """`graphrun serve` (the real CLI) on a loopback port, its SQLite file under `work`."""
     config = project(work, "engine")
     port = free_port()
     argv = [sys.executable, "-m", "http_adapter.cli", "serve", "--config", str(config),
@@ -46,7 +47,7 @@ def soak(runs: int, state_kb: int, every: int, stateless: bool) -> list[tuple[in
     """(runs done, RSS MiB) samples, the first one before any run."""
     payload = "x" * (state_kb * 1024)
     with tempfile.TemporaryDirectory() as tmp:
-        server = _serve(Path(tmp))
+        server = serve(Path(tmp))
         try:
             samples = [(0, server.rss_mib())]
             with httpx.Client(base_url=server.url, timeout=60) as client:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from benchmarks.http import Server
-from benchmarks.soak import _serve
+from benchmarks.soak import serve
 from http_adapter.agent_server import queue as queue_module
 
 from .conftest import Served
@@ -27,7 +27,7 @@ def _server_rss(server: Server, runs: int, payload: str, client: httpx.Client) -
 def test_resident_memory_levels_off_over_many_runs(tmp_path: Path) -> None:
     """A real `graphrun serve`: 600 runs of 100 KB. Every finished run's output was kept, so
     runs 200-600 added ~40 MiB; now they add allocator noise only (measured: under 1 MiB)."""
-    server = _serve(tmp_path)
+    server = serve(tmp_path)
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             payload = "x" * 100_000
