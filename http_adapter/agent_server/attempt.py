@@ -9,7 +9,6 @@ differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,8 +26,6 @@ __all__ = [
     "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
     "stream", "thread_after", "webhook", "webhooks_enabled", "with_",
 ]
-
-logger = logging.getLogger("http_adapter.queue")
 
 
 async def create_subscribed(
