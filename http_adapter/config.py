@@ -25,6 +25,8 @@
   `Settings.extra`; `http.app` is imported (`extra["custom_app"]`) and a `store.index.embed`
   path too. Keys graphrun does not act on are listed in `extra["config_warnings"]`, which
   `graphrun dev|serve` prints at start-up; other top-level keys are kept in `Settings.extra`.
+- `webhooks` (issue 26; see `_config_webhooks.py`): the webhook URL policy and headers, their
+  `${{ env.NAME }}` templates resolved, kept in `Settings.extra["webhooks"]`.
 - API keys: `GRAPHRUN_API_KEYS` (comma-separated; read after `env` is applied) replaces the
   config's `api_keys` list when set.
 
@@ -46,6 +48,7 @@ from types import ModuleType
 from typing import Any
 
 from ._config_sections import check_checkpointer, check_http, check_store, unsupported_keys
+from ._config_webhooks import check_webhooks
 from ._tracebacks import user_location
 from .agent_server.settings import Settings
 
@@ -134,7 +137,8 @@ def load_settings(
 
 
 def _sections(raw: Mapping[str, Any], root: Path, path: Path) -> dict[str, Any]:
-    """`http`, `store` and `checkpointer`, validated, and the warnings for ignored keys."""
+    """`http`, `store`, `checkpointer` and `webhooks`, validated, and the warnings for ignored
+    keys."""
     def error(message: str, key: str) -> ConfigError:
         return ConfigError(message, path=path, key=key)
 
@@ -145,6 +149,7 @@ def _sections(raw: Mapping[str, Any], root: Path, path: Path) -> dict[str, Any]:
         "http": check_http(raw.get("http"), error),
         "store": check_store(raw.get("store"), error, resolve),
         "checkpointer": check_checkpointer(raw.get("checkpointer"), error),
+        "webhooks": check_webhooks(raw.get("webhooks"), error),  # issue 26 §5
         "config_warnings": unsupported_keys(raw),
     }
     if "app" in found["http"]:

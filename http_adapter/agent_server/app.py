@@ -47,6 +47,7 @@ def create_app(settings: Settings) -> Starlette:
         await state.open()
         queue = state.make_queue()
         app.state.server = state
+        state.webhooks.app = whole  # relative webhook URLs call it, `http.app` too (issue 26)
         # Shared records (issue 19 §8): crons made on other hosts are found by a rescan.
         rescan = _CRON_RESCAN if settings.database_url is not None else None
         app.state.crons = scheduler = CronScheduler(state, rescan=rescan)
@@ -83,7 +84,7 @@ def create_app(settings: Settings) -> Starlette:
         check_auth(settings.auth)  # now, not at the first request
         middleware.append(Middleware(CustomAuthMiddleware, auth=settings.auth))
     # CORS first (issue 18): preflights are answered before the API-key check.
-    return finish_app(settings, middleware, Starlette(
+    whole = finish_app(settings, middleware, Starlette(
         routes=enabled_routes(settings, meta=system.routes, assistants=assistants.routes,
                               threads=threads.routes, runs=[*runs.routes, *crons.routes],
                               store=store.routes, a2a=a2a.routes, mcp=mcp.routes,
@@ -92,6 +93,7 @@ def create_app(settings: Settings) -> Starlette:
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     ))
+    return whole
 
 
 async def _abandon(state: ServerState, running: int) -> None:

@@ -9,8 +9,6 @@ differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
 from __future__ import annotations
 
 import dataclasses
-import logging
-import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,8 +27,6 @@ __all__ = [
     "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
     "stream", "thread_after", "webhook", "webhooks_enabled", "with_",
 ]
-
-logger = logging.getLogger("http_adapter.queue")
 
 
 async def create_subscribed(
@@ -201,22 +197,12 @@ def webhooks_enabled(settings: Any) -> bool:
     return not (settings.extra.get("http") or {}).get("disable_webhooks")
 
 
-async def webhook(url: str, run: Run, outcome: Outcome) -> None:
-    """POST the finished run to the caller's webhook; failures are logged, never raised."""
-    body = msgspec.json.encode({**msgspec.structs.asdict(run), "status": run.status,
-                                "values": outcome.values, "error": outcome.error})
-
-    def post() -> None:
-        request = urllib.request.Request(
-            url, data=body, headers={"Content-Type": "application/json"}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (user URL)
-            response.read()
-
-    try:
-        await anyio.to_thread.run_sync(post)
-    except Exception as error:
-        logger.warning("Webhook %s for run %s failed: %s", url, run.run_id, error)
+async def webhook(state: Any, url: str, run: Run, outcome: Outcome) -> None:
+    """POST the finished run to the caller's webhook through the server's webhook policy
+    (`webhooks.py`, issue 26 §4-5); failures are logged, never raised."""
+    payload = {**msgspec.structs.asdict(run), "status": run.status, "values": outcome.values,
+               "error": outcome.error}
+    await state.webhooks.send(url, payload, run.run_id)
 
 
 class _nullcontext:

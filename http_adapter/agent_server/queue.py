@@ -37,6 +37,11 @@ __all__ = ["RunQueue"]
 
 logger = logging.getLogger("http_adapter.queue")
 
+# Outcomes of the runs that ended last, kept for `wait`/`outcome` (issue 26 §3: all of them
+# were kept, 279 MB for 1,200 runs of 100 KB). Few suffice: a run's waiters are woken when it
+# ends and read it at once; a later `join` answers from the records, as after a restart.
+_REMEMBERED = 100
+
 
 class RunQueue:
     def __init__(self, state: ServerState) -> None:
@@ -45,7 +50,7 @@ class RunQueue:
         self._pending_wakes = 0  # wakes that found no idle worker: the next one to idle re-checks
         self._active: dict[str, Active] = {}
         self._done: dict[str, anyio.Event] = {}
-        self._outcomes: dict[str, Outcome] = {}
+        self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
         self._not_before: dict[str, float] = {}
@@ -69,10 +74,14 @@ class RunQueue:
         for run in await records.runs_with_status("running"):
             self._attempts[run.run_id] = self._attempts.get(run.run_id, 1) + 1
             await records.put_run(with_(run, status="pending"))
-        attempts = await records.extras("run_attempt")
-        for run_id, attempt in attempts.items():
-            self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
-        for run in await records.runs_with_status("pending"):
+        pending = await records.runs_with_status("pending")
+        inflight = {run.run_id for run in pending}
+        for run_id, attempt in (await records.extras("run_attempt")).items():
+            # Only in-flight runs': older versions left one for every run (issue 26 §3); they
+            # stay in the file (a delete each would slow the first start by ~1 ms per run).
+            if run_id in inflight:
+                self._attempts[run_id] = max(self._attempts.get(run_id, 1), int(attempt))
+        for run in pending:
             self.state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
             self._done.setdefault(run.run_id, anyio.Event())
         self.wake()
@@ -215,7 +224,8 @@ class RunQueue:
             run = with_(run, status="running", updated_at=now(),
                         kwargs=started_kwargs(run.kwargs, attempt, self._api_url))
             await records.put_run(run)
-            await records.put_extra("run_attempt", run.run_id, attempt)
+            if attempt > 1:  # a first attempt is the default: no record per run (issue 26 §3)
+                await records.put_extra("run_attempt", run.run_id, attempt)
         outcome = await stream(self.state, run, active, stateless=stateless, attempt=attempt,
                                resume=attempt > 1)
         await self._finish(run, outcome, stateless, active)
@@ -234,14 +244,26 @@ class RunQueue:
             )
             await records.put_runs([updated], threads)
             run = updated
-        self._outcomes[run.run_id] = outcome
+        await self._forget_attempt(run.run_id)
+        self._remember(run.run_id, outcome)
         self._stateless.pop(run.run_id, None)
         state.broker.close(run.run_id)
-        done = self._done.get(run.run_id)
+        done = self._done.pop(run.run_id, None)
         if done is not None:
             done.set()
         if self._webhooks and run.kwargs.get("webhook"):
-            await webhook(run.kwargs["webhook"], run, outcome)
+            await webhook(self.state, run.kwargs["webhook"], run, outcome)
+
+    def _remember(self, run_id: str, outcome: Outcome) -> None:
+        """Keep the outcome for the run's waiters; only the last `_REMEMBERED` (issue 26 §3)."""
+        self._outcomes[run_id] = outcome
+        while len(self._outcomes) > _REMEMBERED:
+            self._outcomes.popitem(last=False)
+
+    async def _forget_attempt(self, run_id: str) -> None:
+        """An ended run is never recovered: its attempt number goes (issue 26 §3)."""
+        if self._attempts.pop(run_id, 1) > 1:
+            await self.state.records.delete_extra("run_attempt", run_id)
 
     async def _fail(self, run: Run, error: Exception, active: Active) -> None:
         """The queue itself failed a run: end it as an error so no stream or wait hangs."""
@@ -253,7 +275,7 @@ class RunQueue:
         except Exception:
             logger.exception("Run %s could not be closed out", run.run_id)
             self.state.broker.close(run.run_id)
-            done = self._done.get(run.run_id)
+            done = self._done.pop(run.run_id, None)
             if done is not None:
                 done.set()
 

@@ -17,6 +17,7 @@ from .errors import NotFound, UnprocessableEntity
 from .records import RecordStore, now
 from .schemas import Assistant
 from .settings import Settings
+from .webhooks import Webhooks
 
 __all__ = ["ServerState", "assistant_id_for"]
 
@@ -44,6 +45,7 @@ class ServerState:
         self.unavailable = parts.unavailable  # errors meaning the database is out of reach
         self._make_queue = parts.make_queue
         self.queue: Any = None  # set by app.py once the queue exists (`make_queue`)
+        self.webhooks = Webhooks.from_settings(settings)  # policy and sender (issue 26)
 
     async def open(self) -> None:
         await self.records.open()

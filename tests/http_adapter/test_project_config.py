@@ -415,13 +415,13 @@ def test_disable_webhooks_calls_no_webhook(load: Callable[..., Settings],
 def test_ignored_keys_are_listed(load: Callable[..., Settings]) -> None:
     settings = load({
         "python_version": "3.12", "dockerfile_lines": [],  # image-only: not warned about
-        "webhooks": {"env_prefix": "X"}, "ui": {"a": "./ui.tsx"},
+        "webhooks": {"env_prefix": "X"}, "ui": {"a": "./ui.tsx"},  # webhooks: read (issue 26)
         "http": {"mount_prefix": "/api", "logging_headers": {}, "disable_ui": True},
         "store": {"path": "./store.py:store"},
         "checkpointer": {"backend": "mongo", "ttl": {"strategy": "delete", "default_ttl": 60}},
         "auth": {"openapi": {}},
     })
     assert settings.extra["config_warnings"] == [
-        "webhooks", "ui", "http.mount_prefix", "http.logging_headers", "store.path",
+        "ui", "http.mount_prefix", "http.logging_headers", "store.path",
         "checkpointer.backend", "auth.openapi",
     ]

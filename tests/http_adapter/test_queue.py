@@ -174,7 +174,10 @@ def test_run_timeout(serve_app: Callable[..., Served]) -> None:
         assert http.get(f"/threads/{thread_id}").json()["status"] == "error"
 
 
-def test_webhook_is_called_with_the_finished_run(http: httpx.Client) -> None:
+def test_webhook_is_called_with_the_finished_run(serve_app: Callable[..., Served]) -> None:
+    # Loopback hosts are refused by default (issue 26): langgraph.json allowlists the hook's.
+    served = serve_app(extra={"webhooks": {"url": {"allowed_domains": ["127.0.0.1"]}}})
+    http = httpx.Client(base_url=served.url, timeout=20)
     received: list[dict[str, Any]] = []
 
     class Hook(http_server.BaseHTTPRequestHandler):
@@ -199,6 +202,7 @@ def test_webhook_is_called_with_the_finished_run(http: httpx.Client) -> None:
         assert received[0]["status"] == "success"
     finally:
         hook.shutdown()
+        http.close()
 
 
 def test_api_keys_guard_every_route_but_the_public_ones(serve_app: Callable[..., Served]) -> None:

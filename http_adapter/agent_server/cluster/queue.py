@@ -438,7 +438,7 @@ class ClusterQueue:
         self._remember(run.run_id, outcome)
         self._closed(run.run_id)
         if self._webhooks and run.kwargs.get("webhook"):
-            await webhook(run.kwargs["webhook"], run, outcome)
+            await webhook(self.state, run.kwargs["webhook"], run, outcome)
 
     def _remember(self, run_id: str, outcome: Outcome) -> None:
         self._outcomes[run_id] = outcome
@@ -467,7 +467,8 @@ class ClusterQueue:
             self._slots.release()
         self._end_stateless(run, outcome)
         if self._webhooks and run.kwargs.get("webhook"):
-            await webhook(run.kwargs["webhook"], with_(run, status=outcome.status), outcome)
+            await webhook(self.state, run.kwargs["webhook"], with_(run, status=outcome.status),
+                          outcome)
 
     def _end_stateless(self, run: Run, outcome: Outcome) -> None:
         self._remember(run.run_id, outcome)

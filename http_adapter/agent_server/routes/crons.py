@@ -157,6 +157,7 @@ async def _create(request: Request, thread_id: str | None) -> Response:
     payload = _with_cron({"assistant_id": assistant.assistant_id, **_run_fields(spec)}, cron_id)
     payload["schedule"] = spec.schedule
     _check_payload(payload)
+    await st.webhooks.admit(payload.get("webhook"))  # 422 for a refused URL (issue 26 §5)
     user = auth_user(request)
     value: dict[str, Any] = {"payload": payload, "schedule": spec.schedule, "cron_id": None,
              "thread_id": thread_id, "user_id": user.identity if user is not None else "",
@@ -244,6 +245,7 @@ async def patch_cron(request: Request) -> Response:
         if getattr(spec, field) is not None:
             payload[field] = getattr(spec, field)
     _check_payload(payload)
+    await st.webhooks.admit(payload.get("webhook"))
     changes: dict[str, Any] = {"payload": payload, "updated_at": now()}
     if spec.metadata is not None:  # replaces it, keeping the user's ownership
         changes["metadata"] = owned(value["metadata"], filters)

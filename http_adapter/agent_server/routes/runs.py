@@ -199,6 +199,7 @@ async def _create(st: ServerState, payload: RunCreate, thread_id: str | None, *,
     """
     stateless = thread_id is None
     modes = _check(payload)
+    await st.webhooks.admit(payload.webhook)  # 422 for a refused URL (issue 26 §5)
     assistant = await _assistant(st, payload.assistant_id)
     keep = stateless and payload.on_completion == "keep"
     if stateless:
@@ -544,6 +545,7 @@ async def batch_stateless_runs(request: Request) -> Response:
     authorized = []
     for payload in payloads:  # all valid and allowed before any is queued: no half batch
         _check(payload)
+        await st.webhooks.admit(payload.webhook)
         await _assistant(st, payload.assistant_id)
         authorized.append(await _authorize(request, payload, None))
     request_id = str(uuid.uuid4())  # one request: its runs share the id (as observed)
