@@ -9,6 +9,7 @@ differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,8 @@ from .executor import (
 )
 from .records import now
 from .schemas import Run, Thread
+
+logger = logging.getLogger("http_adapter.queue")
 
 __all__ = [
     "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
