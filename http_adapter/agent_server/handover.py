@@ -50,6 +50,7 @@ class _FileLock:
         self._fd: int | None = None
 
     def try_acquire(self) -> bool:
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
