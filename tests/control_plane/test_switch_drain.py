@@ -13,6 +13,9 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
+from http_adapter.control_plane import ControlPlaneSettings
+from http_adapter.control_plane.deployer import Deployer
+
 from .conftest import KEY, ControlPlaneServer
 
 # A node that says it started, waits for the test's release file, then appends its revision's
@@ -128,3 +131,17 @@ def test_a_run_in_flight_finishes_once_across_a_revision_switch(
         assert sorted(r["status"] for r in runs) == ["success", "success"]
     finally:
         new.close()
+    log = cp.http.get(f"/v2/deployments/{dep['id']}/revisions/{second}/logs").json()["deploy_log"]
+    assert "its runs in flight get 45 s to finish" in log
+    assert "took the deployment's data over" in log
+
+
+def test_the_drain_grace_is_ours_else_the_revisions_else_the_servers(tmp_path: Path) -> None:
+    def grace(ours: float | None, env: dict[str, str]) -> float:
+        settings = ControlPlaneSettings(data_dir=tmp_path, drain_grace=ours)
+        return Deployer(settings, None)._grace(env)  # type: ignore[arg-type]
+
+    assert grace(None, {}) == 20.0
+    assert grace(None, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": " 180 "}) == 180.0
+    assert grace(None, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": "soon"}) == 20.0  # refused by serve
+    assert grace(5.0, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": "180"}) == 5.0
