@@ -129,10 +129,11 @@ class Handover:
                 self.ready.set()
                 await stop.wait()
         except Exception:
-            logger.exception("could not start after taking the data directory over")
+            logger.exception("the server failed after taking the data directory over")
             self.failed = True
             self.ready.set()
-            os.kill(os.getpid(), signal.SIGTERM)  # end, so a supervisor starts the server again
+            if not stop.is_set():  # end, so a supervisor starts the server again
+                os.kill(os.getpid(), signal.SIGTERM)
         finally:
             self.lock.release()
 
@@ -147,9 +148,11 @@ class HandoverGate:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         ready = self.handover.ready
-        if scope["type"] != "http" or ready is None or (ready.is_set() and not self.handover.failed):
+        serving = ready is None or (ready.is_set() and not self.handover.failed)
+        if scope["type"] != "http" or serving:
             await self.app(scope, receive, send)
             return
+        assert ready is not None
         if not ready.is_set() and scope["path"] == "/ok":
             await _answer(send, 200, b'{"ok":true}', [(STANDBY_HEADER.encode(), b"1")])
             return
