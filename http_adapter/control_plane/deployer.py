@@ -455,9 +455,8 @@ class Deployer:
         """The recorded server, re-adopted if it still answers; else scheduled to start again."""
         host = self.settings.server_host
         marker = str(self._revision_dir(record.deployment_id, record.revision_id))
-        env = self._env(await self.records.revision_secrets(record.revision_id))
         server = ServerProcess(record.pid, record.port, host, record.revision_id,
-                               drain_grace=self._grace(env))
+                               drain_grace=await self._recorded_grace(record.revision_id))
         ours = processes.pid_alive(record.pid) and processes.runs_from(record.pid, marker)
         dep = await self.records.deployment(record.deployment_id)
         if dep is None or dep.active_revision_id != record.revision_id:
@@ -512,6 +511,13 @@ class Deployer:
             return max(0.0, float(env.get(_GRACE_ENV, "").strip() or _SERVER_GRACE))
         except ValueError:  # the server refuses to start with it; nothing to wait for
             return _SERVER_GRACE
+
+    async def _recorded_grace(self, revision_id: str) -> float:
+        """`_grace` of a server started by an earlier control plane (its secrets decrypted)."""
+        try:
+            return self._grace(self._env(await self.records.revision_secrets(revision_id)))
+        except Exception:  # secrets it cannot decrypt: the restart will say so, not the adoption
+            return self._grace(self._env([]))
 
     def _env(self, secrets: list[Secret]) -> dict[str, str]:
         """The environment of a revision's build check and server."""
