@@ -4,6 +4,7 @@ runs go to the new revision."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +76,21 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _in_thread(call: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    output: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: output.update(result=call()), daemon=True)
+    thread.start()
+    return thread, output
+
+
+def _wait_stateless(url: str, files: dict[str, str]) -> Any:
+    client = get_sync_client(url=url, api_key=KEY, timeout=60)
+    try:
+        return client.runs.wait(None, "agent", input=files)
+    finally:
+        client.close()
+
+
 def _until(check: Callable[[], Any], what: str, timeout: float = 45) -> Any:
     deadline = time.monotonic() + timeout
     while not (found := check()):
@@ -113,20 +129,24 @@ def test_a_run_in_flight_finishes_once_across_a_revision_switch(
     # new one answers /ok in standby and does not open the data before the old one has exited.
     _until(lambda: not _answers(old_url), "the old server to stop listening")
     assert httpx.get(f"{new_url}/ok").headers.get("x-graphrun-standby") == "1"
+    held, held_output = _in_thread(lambda: _wait_stateless(new_url, files))  # waits for v2
     Path(files["release"]).touch()
     assert cp.wait(dep["id"], second, timeout=60)["status"] == "DEPLOYED"
+    held.join(60)
+    assert held_output == {"result": {**files, "version": "v2"}}  # a new run, on v2
 
     new = get_sync_client(url=new_url, api_key=KEY)
     try:
         done = _until(lambda: (r := new.runs.get(thread["thread_id"], run["run_id"]))["status"]
                       not in ("pending", "running") and r, "the run to end")
         assert done["status"] == "success", done
-        assert Path(files["effects"]).read_text().splitlines() == ["v1"]  # ran once, on v1
+        # The run in flight ran once, on v1; the run held during the switch then ran on v2.
+        assert Path(files["effects"]).read_text().splitlines() == ["v1", "v2"]
         assert new.threads.get_state(thread["thread_id"])["values"]["version"] == "v1"
-        # New runs go to the new revision.
+        # The thread goes on on the new revision.
         later = new.runs.wait(thread["thread_id"], "agent", input=files)
         assert later["version"] == "v2"
-        assert Path(files["effects"]).read_text().splitlines() == ["v1", "v2"]
+        assert Path(files["effects"]).read_text().splitlines() == ["v1", "v2", "v2"]
         runs = new.runs.list(thread["thread_id"])
         assert sorted(r["status"] for r in runs) == ["success", "success"]
     finally:
