@@ -97,6 +97,7 @@ class Deployer:
         self._scopes: dict[str, anyio.CancelScope] = {}  # revision work and restarts, per deployment
         self._restarting: set[str] = set()
         self._crashes: dict[str, int] = {}
+        self._retiring: dict[str, ServerProcess] = {}  # replaced servers draining their runs
 
     # -- used by the routes --------------------------------------------------------------------
 
@@ -122,6 +123,9 @@ class Deployer:
         try:
             for scope in self._scopes_of(deployment_id):
                 scope.cancel()
+            retiring = self._retiring.get(deployment_id)
+            if retiring is not None:  # its runs are deleted with the deployment: no drain
+                retiring.kill_now()
             while deployment_id in self._draining or deployment_id in self._restarting:
                 await anyio.sleep(0.01)
             server = self._servers.pop(deployment_id, None)
@@ -331,7 +335,13 @@ class Deployer:
         """Stop the replaced server, letting its runs in flight finish first (issue 26)."""
         log.write(f"stopping the previous server (revision {old.revision_id}, pid {old.pid}): "
                   f"its runs in flight get {old.drain_grace:g} s to finish")
-        await old.stop(old.drain_grace + _STOP_MARGIN)
+        self._retiring[deployment_id] = old
+        try:
+            if deployment_id in self._deleting:  # as in `remove`: no drain
+                old.kill_now()
+            await old.stop(old.drain_grace + _STOP_MARGIN)
+        finally:
+            self._retiring.pop(deployment_id, None)
         _pid_file(self._revision_dir(deployment_id, old.revision_id)).unlink(missing_ok=True)
         log.write(f"stopped the previous server (revision {old.revision_id}, pid {old.pid})")
 

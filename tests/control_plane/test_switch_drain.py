@@ -165,3 +165,29 @@ def test_the_drain_grace_is_ours_else_the_revisions_else_the_servers(tmp_path: P
     assert grace(None, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": " 180 "}) == 180.0
     assert grace(None, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": "soon"}) == 20.0  # refused by serve
     assert grace(5.0, {"BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS": "180"}) == 5.0
+
+
+def test_deleting_a_deployment_does_not_wait_for_the_drain(
+    start_control_plane: Callable[..., ControlPlaneServer], tmp_path: Path
+) -> None:
+    cp = start_control_plane(drain_grace=45.0)
+    project = _project(tmp_path / "project", "v1")
+    files = {name: str(tmp_path / name) for name in ("started", "release", "effects")}
+    dep = cp.create(project)
+    assert cp.wait(dep["id"], dep["latest_revision_id"])["status"] == "DEPLOYED"
+    old_url = cp.deployment(dep["id"])["source_config"]["custom_url"]
+    old = get_sync_client(url=old_url, api_key=KEY)
+    old.runs.create(old.threads.create()["thread_id"], "agent", input=files)
+    old.close()
+    _until(lambda: Path(files["started"]).exists(), "the run's node to start")
+    _project(project, "v2")
+    second = cp.http.patch(f"/v2/deployments/{dep['id']}", json={
+        "source_revision_config": {"langgraph_config_path": "langgraph.json"}}).json()
+    _until(lambda: cp.deployment(dep["id"])["active_revision_id"] == second["latest_revision_id"],
+           "the deployment to switch")
+    _until(lambda: not _answers(old_url), "the old server to stop listening")
+    # The node is never released: the drain would last 45 s + 15 s, longer than the client's
+    # 30 s timeout; the deletion ends it instead.
+    assert cp.http.delete(f"/v2/deployments/{dep['id']}").status_code == 204
+    assert not (cp.settings.data_dir / "deployments" / dep["id"]).exists()
+    assert not Path(files["effects"]).exists()
