@@ -80,6 +80,12 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     )
     if command == "serve":  # `dev` always serves the studio
         parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")
+        parser.add_argument(
+            "--handover", action="store_true",
+            help="if another server holds the SQLite file, answer /ok, hold other requests and "
+                 "take the file over once that server has drained and stopped (the control "
+                 "plane's revision switch, issue 26)",
+        )
     add_backend_flags(parser)
 
 
@@ -111,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.extra["private_network"] = True  # as `langgraph dev` (cors.py)
     _warn_unsupported(settings)
     settings.studio = args.command == "dev" or args.studio
+    settings.handover = getattr(args, "handover", False)
     try:
         sock = _bind(args.host, args.port)
     except OSError as error:

@@ -26,6 +26,7 @@ from .. import studio
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
 from .crons import CronScheduler
 from .errors import LastResort, exception_handlers
+from .handover import Handover, HandoverGate
 from .http_options import enabled_routes, finish_app, front_middleware
 from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
 from .settings import Settings
@@ -74,6 +75,10 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await state.close()
 
+    # With --handover, the lifespan waits for the server before it on the same SQLite file and
+    # the gate holds requests meanwhile (issue 26, finding 8).
+    handover = Handover(settings)
+    gate = [Middleware(HandoverGate, handover=handover)] if handover.lock is not None else []
     # LastResort first (outermost): an unexpected error anywhere inside answers a JSON 500 and
     # keeps the connection (issue 16).
     middleware = [
@@ -89,9 +94,9 @@ def create_app(settings: Settings) -> Starlette:
                               threads=threads.routes, runs=[*runs.routes, *crons.routes],
                               store=store.routes, a2a=a2a.routes, mcp=mcp.routes,
                               studio=studio.routes() if settings.studio else []),
-        middleware=[*front_middleware(settings), *middleware],
+        middleware=[*gate, *front_middleware(settings), *middleware],
         exception_handlers=exception_handlers,
-        lifespan=lifespan,
+        lifespan=handover.wrap(lifespan),
     ))
     return whole
 

@@ -39,6 +39,7 @@ class Settings:
     lease_heartbeat: float | None = None  # seconds between lease renewals; None: lease / 3
     reaper_interval: float = 5.0  # seconds between sweeps for lapsed leases
     drain_grace: float = 20.0  # SIGTERM: seconds running runs get to finish before release
+    handover: bool = False  # wait for the server holding the SQLite file (handover.py, issue 26)
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property

@@ -1,7 +1,7 @@
 """`graphrun control-plane` (also `python -m http_adapter.control_plane`): serve the control plane.
 
     graphrun control-plane [--host 127.0.0.1] [--port 8124] [--data-dir .graphrun-control]
-                           [--stop-servers-on-exit] [--log-level info]
+                           [--stop-servers-on-exit] [--drain-grace SECONDS] [--log-level info]
 
 Keys and the secrets key come from the environment (`GRAPHRUN_CONTROL_PLANE_API_KEYS`,
 `GRAPHRUN_SECRET_KEY`; see `settings.py`). Deployed agent servers keep running when the control
@@ -28,10 +28,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--stop-servers-on-exit", action="store_true",
                         help="stop the deployed agent servers when the control plane stops "
                              "(default: leave them running for the next start to re-adopt)")
+    parser.add_argument("--drain-grace", type=_seconds, default=None, metavar="SECONDS",
+                        help="on a revision switch, how long the old server's runs in flight get "
+                             "to finish before the new one re-runs them from their last "
+                             "checkpoint (the servers' --drain-grace; default: theirs, 20 s, or "
+                             "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS among a deployment's secrets)")
     parser.add_argument("--log-level", default="info",
                         choices=("critical", "error", "warning", "info", "debug", "trace"),
                         help="uvicorn's log level (default: %(default)s)")
     return parser
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{raw!r} is not 0 or more seconds")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from .settings import ControlPlaneSettings
 
     settings = ControlPlaneSettings.from_env(
-        data_dir=args.data_dir, stop_servers_on_exit=args.stop_servers_on_exit)
+        data_dir=args.data_dir, stop_servers_on_exit=args.stop_servers_on_exit,
+        drain_grace=getattr(args, "drain_grace", None))
     try:
         sock = _bind(args.host, args.port)
     except OSError as error:

@@ -21,7 +21,9 @@ import anyio
 
 from .errors import DeployFailed
 
-__all__ = ["ServerProcess", "answers_ok", "free_port", "pid_alive", "runs_from"]
+__all__ = ["ServerProcess", "answers_ok", "free_port", "pid_alive", "runs_from", "wait_active"]
+
+_STANDBY = b"\r\nx-graphrun-standby:"  # the agent server's handover.STANDBY_HEADER, lower case
 
 
 class ServerProcess:
@@ -29,9 +31,10 @@ class ServerProcess:
 
     def __init__(
         self, pid: int, port: int, host: str, revision_id: str,
-        popen: subprocess.Popen[bytes] | None = None,
+        popen: subprocess.Popen[bytes] | None = None, drain_grace: float = 20.0,
     ) -> None:
         self.pid = pid
+        self.drain_grace = drain_grace  # seconds its runs get to finish after SIGTERM
         self.port = port
         self.host = host
         self.revision_id = revision_id
@@ -82,7 +85,7 @@ class ServerProcess:
 
 def start(
     command: Sequence[str], *, env: Mapping[str, str], cwd: Path, log_path: Path, host: str,
-    port: int, revision_id: str,
+    port: int, revision_id: str, drain_grace: float = 20.0,
 ) -> ServerProcess:
     """Start `command` in its own session, its output appended to `log_path`."""
     with open(log_path, "ab") as log:
@@ -90,7 +93,7 @@ def start(
             list(command), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
-    return ServerProcess(popen.pid, port, host, revision_id, popen)
+    return ServerProcess(popen.pid, port, host, revision_id, popen, drain_grace)
 
 
 async def wait_ready(server: ServerProcess, timeout: float) -> None:
@@ -108,18 +111,36 @@ async def wait_ready(server: ServerProcess, timeout: float) -> None:
 
 async def answers_ok(host: str, port: int, timeout: float = 2.0) -> bool:
     """Whether `GET /ok` on host:port answers 200 (raw HTTP/1.1: no client library needed)."""
+    head = await _ok_head(host, port, timeout)
+    return head is not None and head.split(b"\r\n", 1)[0].split(b" ")[1:2] == [b"200"]
+
+
+async def wait_active(server: ServerProcess, timeout: float) -> bool:
+    """Wait until a server started with `--handover` has taken its data directory over (its `/ok`
+    no longer says standby, issue 26); False if it died or took longer than `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.alive():
+        head = await _ok_head(server.host, server.port, timeout=1.0)
+        if head is not None and _STANDBY not in head.lower():
+            return True
+        await anyio.sleep(0.05)
+    return False
+
+
+async def _ok_head(host: str, port: int, timeout: float) -> bytes | None:
+    """The status line and headers of `GET /ok`, or None if nothing answered in time."""
     request = f"GET /ok HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode()
     with anyio.move_on_after(timeout):
         try:
             async with await anyio.connect_tcp(host, port) as stream:
                 await stream.send(request)
                 head = b""
-                while b"\r\n" not in head and len(head) < 1024:
+                while b"\r\n\r\n" not in head and len(head) < 16384:
                     head += await stream.receive()
-                return head.split(b"\r\n", 1)[0].split(b" ")[1:2] == [b"200"]
+                return head.split(b"\r\n\r\n", 1)[0]
         except (OSError, anyio.EndOfStream, anyio.BrokenResourceError):
-            return False
-    return False
+            return None
+    return None
 
 
 def free_port(host: str, preferred: int | None = None) -> int:

@@ -14,6 +14,14 @@ reason), and keeps every deployment's active agent server running.
   variables and the org's API keys required (`GRAPHRUN_API_KEYS`). Once it answers `/ok` the
   deployment switches to it (`active_revision_id`, `source_config.custom_url`), and only then is
   the previous revision's server stopped: there is always a server answering.
+- Runs in flight on a switch (issue 26, finding 8): every server runs with `--handover`, so a new
+  one on the deployment's data directory only answers `/ok` and holds other requests until the
+  one before it has let go of the SQLite file. The old server is sent SIGTERM: it takes no more
+  runs, gives its running ones their drain grace (`drain_grace`, else the server's default or
+  `BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS` among the secrets) and exits; the new one then opens the
+  file and serves, and re-runs from its last checkpoint only what outlived the grace, as LangGraph
+  Platform retries an old revision's unfinished runs. No run executes on both at once, and new
+  runs go to the new revision. The revision is DEPLOYED once the new server has taken over.
 - Revisions of one deployment are handled one at a time, in order; different deployments
   proceed concurrently, each in a task of the deployer's task group (owned by the app's lifespan).
 - A monitor restarts a server that dies. After a control-plane restart, a recorded server whose
@@ -62,6 +70,11 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # where `http_adapter`
 _LOG_TAIL = 256 * 1024
 _MAX_RESTART_DELAY = 60.0
 _PORT_ATTEMPTS = 3
+_GRACE_ENV = "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS"
+_SERVER_GRACE = 20.0  # the agent server's own drain grace when nothing sets one
+# A server's watchdog ends it 5 s (open connections) + its grace + 5 s after SIGTERM (cli.py):
+# SIGKILL only after that.
+_STOP_MARGIN = 15.0
 
 
 def _pid_file(revision_dir: Path) -> Path:
@@ -84,6 +97,7 @@ class Deployer:
         self._scopes: dict[str, anyio.CancelScope] = {}  # revision work and restarts, per deployment
         self._restarting: set[str] = set()
         self._crashes: dict[str, int] = {}
+        self._retiring: dict[str, ServerProcess] = {}  # replaced servers draining their runs
 
     # -- used by the routes --------------------------------------------------------------------
 
@@ -109,6 +123,9 @@ class Deployer:
         try:
             for scope in self._scopes_of(deployment_id):
                 scope.cancel()
+            retiring = self._retiring.get(deployment_id)
+            if retiring is not None:  # its runs are deleted with the deployment: no drain
+                retiring.kill_now()
             while deployment_id in self._draining or deployment_id in self._restarting:
                 await anyio.sleep(0.01)
             server = self._servers.pop(deployment_id, None)
@@ -279,13 +296,16 @@ class Deployer:
         command = [
             self.settings.python, "-m", "http_adapter.cli", "serve", "--config", str(config),
             "--host", host, "--port", str(port), "--data-dir", str(data),
-            "--log-level", self.settings.server_log_level,
+            "--log-level", self.settings.server_log_level, "--handover",
         ]
+        grace = self._grace(env)
+        if self.settings.drain_grace is not None:
+            command += ["--drain-grace", str(self.settings.drain_grace)]
         output = directory / "server.log"
         offset = output.stat().st_size if output.exists() else 0
         log.write(f"starting the agent server on {host}:{port}")
         server = processes.start(command, env=env, cwd=config.parent, log_path=output, host=host,
-                                 port=port, revision_id=revision_id)
+                                 port=port, revision_id=revision_id, drain_grace=grace)
         _pid_file(directory).write_text(str(server.pid))
         return server, (output, offset)
 
@@ -305,13 +325,33 @@ class Deployer:
                 await self._activate(dep, rev.id, server)
             log.write(f"the deployment now points at {server.url}")
             if old is not None and old.pid != server.pid:
-                await old.stop(self.settings.stop_timeout)
-                _pid_file(self._revision_dir(deployment_id, old.revision_id)).unlink(
-                    missing_ok=True)
-                log.write(f"stopped the previous server (revision {old.revision_id}, pid {old.pid})")
+                await self._retire(deployment_id, old, log)
+            await self._hand_over(server, log)
             await self._set(rev, "DEPLOYED")
             log.write(f"revision {rev.id} is DEPLOYED")
         await anyio.to_thread.run_sync(self._prune, deployment_id, rev.id)
+
+    async def _retire(self, deployment_id: str, old: ServerProcess, log: RevisionLog) -> None:
+        """Stop the replaced server, letting its runs in flight finish first (issue 26)."""
+        log.write(f"stopping the previous server (revision {old.revision_id}, pid {old.pid}): "
+                  f"its runs in flight get {old.drain_grace:g} s to finish")
+        self._retiring[deployment_id] = old
+        try:
+            if deployment_id in self._deleting:  # as in `remove`: no drain
+                old.kill_now()
+            await old.stop(old.drain_grace + _STOP_MARGIN)
+        finally:
+            self._retiring.pop(deployment_id, None)
+        _pid_file(self._revision_dir(deployment_id, old.revision_id)).unlink(missing_ok=True)
+        log.write(f"stopped the previous server (revision {old.revision_id}, pid {old.pid})")
+
+    async def _hand_over(self, server: ServerProcess, log: RevisionLog) -> None:
+        """Wait for the new server to take the data directory over (after the old one's exit)."""
+        if await processes.wait_active(server, self.settings.deploy_timeout):
+            log.write("the agent server took the deployment's data over")
+        else:  # it died or hangs: the monitor starts it again, as any server that dies
+            log.write("the agent server did not take the deployment's data over within "
+                      f"{self.settings.deploy_timeout:g} s (see the server log)")
 
     async def _activate(self, dep: Deployment, revision_id: str, server: ServerProcess) -> None:
         await self.records.set_server(ServerRecord(
@@ -425,7 +465,8 @@ class Deployer:
         """The recorded server, re-adopted if it still answers; else scheduled to start again."""
         host = self.settings.server_host
         marker = str(self._revision_dir(record.deployment_id, record.revision_id))
-        server = ServerProcess(record.pid, record.port, host, record.revision_id)
+        server = ServerProcess(record.pid, record.port, host, record.revision_id,
+                               drain_grace=await self._recorded_grace(record.revision_id))
         ours = processes.pid_alive(record.pid) and processes.runs_from(record.pid, marker)
         dep = await self.records.deployment(record.deployment_id)
         if dep is None or dep.active_revision_id != record.revision_id:
@@ -470,6 +511,23 @@ class Deployer:
             scope = self._scopes.get(f"{deployment_id}:{kind}")
             if scope is not None:
                 yield scope
+
+    def _grace(self, env: dict[str, str]) -> float:
+        """The drain grace a revision's server runs with: ours (passed as `--drain-grace`), else
+        the one its environment sets, else the server's default."""
+        if self.settings.drain_grace is not None:
+            return self.settings.drain_grace
+        try:
+            return max(0.0, float(env.get(_GRACE_ENV, "").strip() or _SERVER_GRACE))
+        except ValueError:  # the server refuses to start with it; nothing to wait for
+            return _SERVER_GRACE
+
+    async def _recorded_grace(self, revision_id: str) -> float:
+        """`_grace` of a server started by an earlier control plane (its secrets decrypted)."""
+        try:
+            return self._grace(self._env(await self.records.revision_secrets(revision_id)))
+        except Exception:  # secrets it cannot decrypt: the restart will say so, not the adoption
+            return self._grace(self._env([]))
 
     def _env(self, secrets: list[Secret]) -> dict[str, str]:
         """The environment of a revision's build check and server."""

@@ -35,7 +35,10 @@ class ControlPlaneSettings:
     server_log_level: str = "info"
     build_timeout: float = 300.0  # seconds for fetch + import check of one revision
     deploy_timeout: float = 60.0  # seconds for a new server to answer /ok
-    stop_timeout: float = 10.0  # seconds between SIGTERM and SIGKILL
+    stop_timeout: float = 10.0  # seconds between SIGTERM and SIGKILL (deleting, stopping)
+    # seconds a replaced revision's runs in flight get to finish (its servers' --drain-grace);
+    # None: the server's default (20 s) or BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS among the secrets
+    drain_grace: float | None = None
     monitor_interval: float = 1.0  # seconds between liveness checks of the deployed servers
     restart_delay: float = 2.0  # seconds before a crashed server is started again
     keep_revisions: int = 3  # source trees kept besides the active one (for redeploys)
