@@ -128,3 +128,30 @@ def test_a_cron_tick_that_cannot_read_the_records_leaves_the_server_serving(
             _until(lambda: "failing" not in http.get("/ok").json(), what="the loop to recover")
     finally:
         served.stop()
+
+
+def test_ok_fails_once_the_background_tasks_have_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should a background task still die (a bug outside every loop's guard), the host no
+    longer answers 200 on /ok as if it worked: it names what stopped."""
+    from http_adapter.agent_server.crons import CronScheduler
+
+    async def dies(self: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        await anyio.sleep(0.05)
+        raise RuntimeError("scheduler bug")
+
+    monkeypatch.setattr(CronScheduler, "serve", dies)
+    settings = Settings(graphs=graphs.GRAPHS, data_dir=tmp_path / ".graphrun", heartbeat=1.0,
+                        drain_grace=0.0)
+    served = Served(create_app(settings), settings)
+    try:
+        with httpx.Client(base_url=served.url, timeout=10) as http:
+            answer = _until(lambda: (found := http.get("/ok")).status_code == 503 and found,
+                            what="/ok 503")
+            assert answer.json()["ok"] is False
+            assert "background tasks stopped" in answer.json()["detail"]
+            assert "scheduler bug" in answer.json()["detail"]
+    finally:
+        served.stop()

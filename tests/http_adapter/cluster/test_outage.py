@@ -99,7 +99,9 @@ def _ok(host: Host) -> httpx.Response:
 
 def _run_status(url: str, thread_id: str, run_id: str) -> str:
     answer = httpx.get(f"{url}/threads/{thread_id}/runs/{run_id}", timeout=10)
-    return str(answer.json()["status"]) if answer.status_code == 200 else f"http {answer.status_code}"
+    if answer.status_code != 200:
+        return f"http {answer.status_code}"
+    return str(answer.json()["status"])
 
 
 def _held_runs(hosts: list[Host], per_host: int) -> list[tuple[str, str, str]]:
