@@ -16,6 +16,8 @@ for that many seconds and started again; then Redis is restarted (empty). Report
   run created through each host has finished (what a user sees: hosts serve and run again);
 - `refused` / `failed`: client runs answered 503 during the event / with anything else (a
   500 or a hang would be a defect);
+- a `baseline` row first, nothing stopped: the same figures on a healthy cluster (under load
+  on a shared machine one `/ok` alone may take a second);
 - `stuck`: runs accepted but still not ended 60 s after the recovery (must be 0).
 
 Before issue 26's fix a 5 s outage never recovered (the cron scheduler's failed read closed
@@ -25,6 +27,7 @@ every host's records and queue for good); a 3 s one recovered in ~0.01 s.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import json
 import shutil
@@ -43,6 +46,7 @@ from .http import RESULTS, Server, free_port, project
 _BODY = {"assistant_id": "chain", "input": {"x": 1}}
 _ENDED = ("success", "error", "interrupted")
 _DEADLINE = 120.0  # seconds any one wait may take before the benchmark gives up
+_POOL = concurrent.futures.ThreadPoolExecutor(8)  # asks every host at once
 
 
 def _until(check: Any, what: str, deadline: float = _DEADLINE) -> float:
@@ -53,6 +57,12 @@ def _until(check: Any, what: str, deadline: float = _DEADLINE) -> float:
             raise RuntimeError(f"timed out waiting for {what}")
         time.sleep(0.02)
     return time.monotonic() - began
+
+
+def _every(urls: list[str], check: Any) -> set[Any]:
+    """What `check(url)` answers for the hosts, asked of all at once (under load one `/ok`
+    takes a second or more: asked in turn, the hosts' times would add up)."""
+    return set(_POOL.map(check, urls))
 
 
 def _status(url: str) -> int:
@@ -150,15 +160,16 @@ def _event(name: str, urls: list[str], load: Load, stop: Any, start: Any,
     began = time.monotonic()  # the service is down now
     detected = None
     if name.startswith("postgres"):
-        detected = round(_until(lambda: all(_status(u) == 503 for u in urls), "/ok 503"), 3)
+        detected = round(_until(lambda: _every(urls, _status) == {503}, "/ok 503"), 3)
     time.sleep(max(0.0, hold - (time.monotonic() - began)))
     start()
     back = time.monotonic()  # the service answers again
-    healthy = _until(lambda: all(_status(u) == 200 for u in urls), "/ok 200 on every host")
+    healthy = _until(lambda: _every(urls, _status) == {200}, "/ok 200 on every host")
     pending = set(urls)
 
     def every_host_runs() -> bool:
-        pending.difference_update([u for u in list(pending) if _runs_through(u)])
+        ran = dict(zip(pending, _POOL.map(_runs_through, pending), strict=True))
+        pending.difference_update(u for u, done in ran.items() if done)
         return not pending
 
     try:
@@ -170,6 +181,10 @@ def _event(name: str, urls: list[str], load: Load, stop: Any, start: Any,
     return {"event": name, "held_s": round(hold, 2), "detected_s": detected,
             "healthy_s": round(healthy, 3), "recovered_s": round(recovered, 3),
             **{key: after[key] - before[key] for key in ("done", "refused", "failed")}}
+
+
+def _nothing() -> None:
+    """The baseline's service stop and start."""
 
 
 @contextlib.contextmanager
@@ -211,6 +226,8 @@ def _measure(tmp: Path, hosts: int, outages: list[float], clients: int) -> dict[
         events = []
         with Load(urls, clients) as load:
             _until(lambda: load.snapshot()["done"] >= 2 * hosts, "runs before the outage")
+            # nothing stopped: what /ok and a run take on this machine now, to compare with
+            events.append(_event("baseline (no outage)", urls, load, _nothing, _nothing, 0.0))
             for seconds in outages:
                 events.append(_event(f"postgres down {seconds:g} s", urls, load, pg.halt,
                                      pg.resume, seconds))
