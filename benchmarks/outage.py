@@ -237,7 +237,7 @@ def _measure(tmp: Path, hosts: int, outages: list[float], clients: int) -> dict[
                 "accepted": len(load.accepted), "stuck": _stuck(load.accepted)}
 
 
-def _table(report: dict[str, Any]) -> str:
+def table(report: dict[str, Any]) -> str:
     lines = [f"{'event':<22} {'detected_s':>10} {'healthy_s':>9} {'recovered_s':>11} "
              f"{'done':>6} {'refused':>8} {'failed':>7}"]
     for e in report["events"]:
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", default=str(RESULTS / "outage.json"))
     args = parser.parse_args(argv)
     report = measure(args.hosts, [float(s) for s in args.outages.split(",")], args.clients)
-    print(_table(report))
+    print(table(report))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=2))
     return 0 if report["stuck"] == 0 and not any(e["failed"] for e in report["events"]) else 1
