@@ -35,6 +35,7 @@ class Failing:
         self.now: dict[str, str] = {}
 
     def set(self, name: str, error: BaseException | None) -> None:
+        """The loop's latest turn failed with `error`, or succeeded (None)."""
         if error is None:
             self.now.pop(name, None)
         else:
