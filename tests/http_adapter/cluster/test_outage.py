@@ -74,7 +74,7 @@ class Creator:
                 self.errors.append(f"c{index}: {error!r}")
 
     def _one(self, url: str, tag: str) -> None:
-        with httpx.Client(base_url=url, timeout=10) as client:
+        with httpx.Client(base_url=url, timeout=30) as client:
             made = client.post("/threads", json={})
             if made.status_code != 200:
                 self._refused(tag, made)
