@@ -160,12 +160,23 @@ class PostgresServer(_Service):
             f"-p {self.port} -k {self.socket_dir} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w",
-                  "-l", str(self.root / "log"), "start")
-        self._started = True
+        self._options = options
+        self.resume()
         # The template every test database is copied from (`new_database`).
         self.sql("CREATE DATABASE graphrun_template")
         return self
+
+    def halt(self) -> None:
+        """Stop the server (fast shutdown: sessions ended, connections refused from now on),
+        keeping its data for `resume` (issue 26: an outage)."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self._started = False
+
+    def resume(self) -> None:
+        """Start the server on its data (again after a `halt`: same port, same databases)."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", self._options, "-w",
+                  "-l", str(self.root / "log"), "start")
+        self._started = True
 
     def sql(self, statement: str, database: str = "postgres") -> None:
         """Run one statement through psql on the Unix socket."""

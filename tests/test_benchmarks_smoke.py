@@ -209,3 +209,22 @@ def test_pg_bound_splits_a_postgres_run_into_cpu_and_waiting() -> None:
     assert result["graphrun"] > result["graph"]  # wall time holds the graph thread's CPU
     assert result["ceiling"] > result["ratio"] > 0
     assert pg_bound.main(["checkpoint_chain_100_sqlite"]) == 2  # refused before any run
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not _importable("asyncpg", "redis"), reason="needs asyncpg and redis")
+def test_outage_reports_detection_and_recovery_for_each_event() -> None:
+    """`python -m benchmarks.outage` (issue 26): one host, a 1-s PostgreSQL outage and a Redis
+    restart under one client; every figure is there, no run failed or stuck. No timing asserted."""
+    from benchmarks import _postgres, outage
+
+    if not _postgres.available():
+        pytest.skip("no PostgreSQL binaries")
+    report = outage.measure(hosts=1, outages=[1.0], clients=1)
+    events = {e["event"]: e for e in report["events"]}
+    assert list(events) == ["baseline (no outage)", "postgres down 1 s", "redis restart"]
+    assert events["postgres down 1 s"]["detected_s"] is not None
+    assert all(e["recovered_s"] >= e["healthy_s"] >= 0 and e["failed"] == 0
+               for e in events.values())
+    assert report["stuck"] == 0 and report["accepted"] > 0
+    assert "postgres down 1 s" in outage.table(report)

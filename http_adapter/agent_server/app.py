@@ -72,6 +72,10 @@ def create_app(settings: Settings) -> Starlette:
                                 await _abandon(state, queue.busy())
                     finally:
                         tg.cancel_scope.cancel()
+        except Exception as error:  # a background task died: /ok says so from now on
+            state.stopped = f"background tasks stopped: {error!r}"
+            logger.exception("The server's background tasks stopped")
+            raise
         finally:
             await state.close()
 

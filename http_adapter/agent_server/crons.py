@@ -34,6 +34,7 @@ import msgspec
 from croniter import CroniterError, croniter  # type: ignore[import-untyped]
 
 from .errors import ServerError, UnprocessableEntity
+from .loops import keep_going
 from .records import RecordStore
 from .state import ServerState
 
@@ -156,6 +157,7 @@ class CronScheduler:
         self.now = now if now is not None else _default_now
         self.rescan = rescan  # shared records: other processes' crons show up within this
         self._wake = anyio.Event()
+        self._sleep_for: float | None = None  # seconds until the next scan; None: until woken
 
     def wake(self) -> None:
         """Recompute the sleep: a cron was created, changed or deleted."""
@@ -164,17 +166,27 @@ class CronScheduler:
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Fire due crons until cancelled; those missed while the server was down fire first."""
         task_status.started()
-        while True:
-            self._wake = anyio.Event()  # before the scan: a change during it wakes us at once
-            await self.tick()
-            delay = await self._delay()
-            if self.rescan is not None:
-                delay = self.rescan if delay is None else min(delay, self.rescan)
-            if delay is None:
+        # A tick that fails (the database down) is retried with backoff (issue 26 §1): before,
+        # its exception ended the lifespan's task group and every other background task.
+        await keep_going("cron scheduler", self._scan, then=self._sleep, log=logger,
+                         quiet=self.state.unavailable, failing=self.state.failing)
+
+    async def _scan(self) -> None:
+        """Fire what is due; note how long to sleep until the next due time or rescan."""
+        self._wake = anyio.Event()  # before the scan: a change during it wakes us at once
+        await self.tick()
+        delay = await self._delay()
+        if self.rescan is not None:
+            delay = self.rescan if delay is None else min(delay, self.rescan)
+        self._sleep_for = delay
+
+    async def _sleep(self) -> None:
+        """Until the next due time, a wake-up (a cron changed) or the rescan."""
+        if self._sleep_for is None:
+            await self._wake.wait()
+        elif self._sleep_for > 0:
+            with anyio.move_on_after(self._sleep_for):
                 await self._wake.wait()
-            elif delay > 0:
-                with anyio.move_on_after(delay):
-                    await self._wake.wait()
 
     async def tick(self) -> int:
         """Fire every enabled cron whose `next_run_date` has come; how many fired."""

@@ -29,6 +29,7 @@ from .metrics import WaitHistogram, queue_wait
 from .encode import dumps
 from .errors import Conflict
 from .executor import Outcome, after_seconds, is_resumable, started_kwargs
+from .loops import keep_going
 from .records import now
 from .schemas import Run, Thread
 from .state import ServerState
@@ -184,35 +185,41 @@ class RunQueue:
         return None, soonest
 
     async def _worker(self) -> None:
-        while not self._draining:
-            run, wait = await self._eligible()
-            if run is None:
-                if self._pending_wakes:
-                    self._pending_wakes -= 1
-                    continue
-                event = anyio.Event()
-                self._idle.append(event)
-                with anyio.move_on_after(wait if wait is not None else 3600):
-                    await event.wait()
-                if not event.is_set():  # timed out (a delayed run is due): leave the line
-                    try:
-                        self._idle.remove(event)
-                    except ValueError:
-                        pass
-                continue
-            active = Active(anyio.CancelScope())
-            self._active[run.run_id] = active
-            if self._attempts.get(run.run_id, 1) == 1:  # a retry waited while it ran before
-                self.waits.observe(queue_wait(run))
-            try:
-                await self._execute(run, active)
-            except Exception as error:  # the graph's errors are handled inside; this is ours
-                logger.exception("Run %s failed in the queue", run.run_id)
-                await self._fail(run, error, active)
-            finally:
-                self._active.pop(run.run_id, None)
-                self._not_before.pop(run.run_id, None)
-                self.wake()
+        # A failing turn (the records unreadable) is retried with backoff (issue 26 §1): its
+        # exception would end the lifespan's task group and every background task with it.
+        await keep_going("run worker", self._turn, until=lambda: self._draining, log=logger,
+                         quiet=self.state.unavailable, failing=self.state.failing)
+
+    async def _turn(self) -> None:
+        """Run the oldest eligible run, or wait until one may be."""
+        run, wait = await self._eligible()
+        if run is None:
+            if self._pending_wakes:
+                self._pending_wakes -= 1
+                return
+            event = anyio.Event()
+            self._idle.append(event)
+            with anyio.move_on_after(wait if wait is not None else 3600):
+                await event.wait()
+            if not event.is_set():  # timed out (a delayed run is due): leave the line
+                try:
+                    self._idle.remove(event)
+                except ValueError:
+                    pass
+            return
+        active = Active(anyio.CancelScope())
+        self._active[run.run_id] = active
+        if self._attempts.get(run.run_id, 1) == 1:  # a retry waited while it ran before
+            self.waits.observe(queue_wait(run))
+        try:
+            await self._execute(run, active)
+        except Exception as error:  # the graph's errors are handled inside; this is ours
+            logger.exception("Run %s failed in the queue", run.run_id)
+            await self._fail(run, error, active)
+        finally:
+            self._active.pop(run.run_id, None)
+            self._not_before.pop(run.run_id, None)
+            self.wake()
 
     # -- executing ------------------------------------------------------------------------------
 

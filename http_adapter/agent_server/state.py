@@ -14,6 +14,7 @@ from engine import CompiledStateGraph
 from .._graph_spec import NotAGraph, compile_graph
 from .backends import build_parts
 from .errors import NotFound, UnprocessableEntity
+from .loops import Failing
 from .records import RecordStore, now
 from .schemas import Assistant
 from .settings import Settings
@@ -46,6 +47,8 @@ class ServerState:
         self._make_queue = parts.make_queue
         self.queue: Any = None  # set by app.py once the queue exists (`make_queue`)
         self.webhooks = Webhooks.from_settings(settings)  # policy and sender (issue 26)
+        self.failing = Failing()  # background loops failing now, for /ok (issue 26)
+        self.stopped: str | None = None  # why the background tasks ended early, if they did
 
     async def open(self) -> None:
         await self.records.open()

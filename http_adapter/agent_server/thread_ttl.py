@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .loops import keep_going
 from .state import ServerState
 
 __all__ = ["ThreadSweeper"]
@@ -39,12 +40,12 @@ class ThreadSweeper:
     async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
                     ) -> None:
         task_status.started()
-        while True:
-            await anyio.sleep(self.interval)
-            try:
-                await self.sweep()
-            except Exception:  # a failed sweep is logged; the next one tries again
-                _log.exception("checkpointer.ttl sweep failed")
+        await keep_going("checkpointer.ttl sweep", self._turn, log=_log,
+                         quiet=self.state.unavailable, failing=self.state.failing)
+
+    async def _turn(self) -> None:
+        await anyio.sleep(self.interval)
+        await self.sweep()
 
     def _cutoff(self) -> str:
         return (datetime.now(UTC) - self.ttl).isoformat(timespec="microseconds")

@@ -44,6 +44,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..broker import Event, parse_event_id
 from ..encode import sse_frame
+from ..loops import keep_going
 
 __all__ = ["RedisBroker", "RedisSubscription"]
 
@@ -260,7 +261,9 @@ class RedisBroker:
             self._wake.set()
         try:
             task_status.started()
-            await self._flush_forever()
+            # Redis down is handled inside; anything else restarts it after a backoff rather
+            # than ending the lifespan's task group (issue 26 §1).
+            await keep_going("Redis event flusher", self._flush_forever, log=logger)
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                 try:

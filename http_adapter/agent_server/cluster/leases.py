@@ -88,6 +88,9 @@ class Heartbeat:
                 except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
                     logger.warning("Lease heartbeat failed (will retry): %s", error)
                     conn = await _discard(conn)
+                except Exception:  # a dead heartbeat loses every lease here (issue 26 §1)
+                    logger.exception("Lease heartbeat failed (will retry)")
+                    conn = await _discard(conn)
                 await asyncio.get_running_loop().run_in_executor(
                     None, self._stop.wait, self._interval
                 )

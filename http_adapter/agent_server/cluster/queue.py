@@ -35,6 +35,7 @@ from ..attempt import (
 from ..encode import dumps, plain
 from ..errors import Conflict, UnprocessableEntity
 from ..executor import Outcome, after_seconds, is_resumable, started_kwargs
+from ..loops import keep_going
 from ..metrics import WaitHistogram, queue_wait
 from ..records import now
 from ..schemas import Run, Thread
@@ -280,18 +281,22 @@ class ClusterQueue:
     # -- dispatching ----------------------------------------------------------------------------
 
     async def _dispatch(self, tg: anyio.abc.TaskGroup) -> None:
-        """Start runs while a worker slot is free; sleep until woken or the next poll."""
-        while not self._draining:
-            await self._slots.acquire()
-            try:
-                started, more = await self._start_one(tg)
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-                logger.warning("Claiming failed (will retry): %s", error)
-                started = more = False
+        """Start runs while a worker slot is free; sleep until woken or the next poll. A failed
+        claim (the database down) is retried with backoff (issue 26 §1)."""
+        await keep_going("run dispatcher", lambda: self._dispatch_one(tg), log=logger,
+                         until=lambda: self._draining, quiet=self.state.unavailable,
+                         failing=self.state.failing)
+
+    async def _dispatch_one(self, tg: anyio.abc.TaskGroup) -> None:
+        await self._slots.acquire()
+        started = more = False
+        try:
+            started, more = await self._start_one(tg)
+        finally:
             if not started:
                 self._slots.release()
-            if not (started and more):  # nothing else was due: no empty claim, wait for a wake
-                await self._idle()
+        if not (started and more):  # nothing else was due: no empty claim, wait for a wake
+            await self._idle()
 
     async def _start_one(self, tg: anyio.abc.TaskGroup) -> tuple[bool, bool]:
         """(a run was started, others may be due now)."""
@@ -480,14 +485,12 @@ class ClusterQueue:
     # -- the reaper -----------------------------------------------------------------------------
 
     async def _reap_forever(self) -> None:
-        while True:
-            await anyio.sleep(self._reap_every)
-            try:
-                await self.reap()
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-                logger.warning("Reaping failed (will retry): %s", error)
-            except Exception:  # one bad run must not stop the reaper of every other
-                logger.exception("Reaping failed (will retry)")
+        await keep_going("reaper", self._reap_turn, log=logger, quiet=self.state.unavailable,
+                         failing=self.state.failing)
+
+    async def _reap_turn(self) -> None:
+        await anyio.sleep(self._reap_every)
+        await self.reap()
 
     async def reap(self) -> Reaped | None:
         """One pass of the reaper (None: another host is reaping)."""

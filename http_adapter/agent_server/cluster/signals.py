@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..loops import keep_going
 from .broker import DOWN, connect
 
 __all__ = ["Callback", "Signals"]
@@ -81,8 +82,11 @@ class Signals:
         listener, sender = connect(self._url, read_timeout=None), connect(self._url)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._listen, listener)
-                tg.start_soon(self._send, sender)
+                # Redis down is handled inside each; anything else restarts the loop after a
+                # backoff rather than ending the lifespan's task group (issue 26 §1).
+                tg.start_soon(keep_going, "Redis signal listener",
+                              lambda: self._listen(listener))
+                tg.start_soon(keep_going, "Redis signal sender", lambda: self._send(sender))
                 task_status.started()
         finally:
             with anyio.CancelScope(shield=True):

@@ -28,16 +28,25 @@ __all__ = ["routes"]
 async def ok(request: Request) -> Response:
     """Health check; with PostgreSQL (and Redis) it reports each service (issue 19 §10).
 
-    As the LangGraph server, `?check_db=1` makes a failing database fail the check (503), so
-    a load balancer stops sending to a host that cannot reach it. Redis down never fails it:
-    the queue falls back to polling the database.
+    A host that cannot reach its database answers 503 naming it, with or without the LangGraph
+    server's `?check_db=1`, so a load balancer stops sending to it, and 200 again by itself
+    once the database answers (issue 26 §1). Redis down never fails it: the queue falls back
+    to polling the database. Background loops failing right now are listed under `failing`;
+    background tasks that stopped for good fail the check.
     """
     raw = request.query_params.get("check_db", "0")
     if raw not in ("0", "1"):
         raise UnprocessableEntity("check_db must be 0 or 1")
-    services = await server(request).health()  # {} when embedded: as langgraph dev (issue 18)
-    healthy = services.get("postgres", "ok") == "ok" or raw == "0"
-    return json_response({"ok": healthy, "services": services}, 200 if healthy else 503)
+    state = server(request)
+    services = await state.health()  # {} when embedded: as langgraph dev (issue 18)
+    body: dict[str, Any] = {"ok": True, "services": services}
+    if state.failing.now:
+        body["failing"] = dict(state.failing.now)
+    database = services.get("postgres", "ok")
+    if database != "ok" or state.stopped:
+        body["ok"] = False
+        body["detail"] = state.stopped or f"postgres {database}"
+    return json_response(body, 200 if body["ok"] else 503)
 
 
 async def info(request: Request) -> Response:
