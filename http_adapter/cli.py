@@ -24,6 +24,8 @@ import time
 from collections.abc import Sequence
 
 from ._backend_options import add_backend_flags, backend_options
+from ._http_protocol import ConnectionLimits
+from ._limit_options import add_limit_flags, limit_options
 from .agent_server.settings import Settings
 from .config import ConfigError, find_config, load_settings
 
@@ -81,6 +83,7 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     if command == "serve":  # `dev` always serves the studio
         parser.add_argument("--studio", action="store_true", help="also serve the studio page at /")
     add_backend_flags(parser)
+    add_limit_flags(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
             workers=args.workers,
         )
-        for name, value in backend_options(args, os.environ).items():
+        limits, fields = limit_options(args, os.environ)
+        for name, value in {**backend_options(args, os.environ), **fields}.items():
             setattr(settings, name, value)
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
@@ -119,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = _url(args.host, sock.getsockname()[1])
     settings.api_url = url
     _announce(args.command, settings, url)
-    return _serve(settings, sock, args.log_level)
+    return _serve(settings, sock, args.log_level, limits)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -206,25 +210,29 @@ def _without_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
+def _serve(settings: Settings, sock: socket.socket, log_level: str,
+           limits: ConnectionLimits) -> int:
     import uvicorn
 
+    from ._http_protocol import limited_protocol
     from .agent_server import create_app
 
+    # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
+    # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
+    main = threading.current_thread() is threading.main_thread()  # signals live there only
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
+    if main:
+        _raise_open_files_limit()  # first: the default connection limit follows it
     config = uvicorn.Config(
         create_app(settings),
         log_level=log_level,
         lifespan="on",
         ws="none",
         timeout_graceful_shutdown=_GRACEFUL,
+        http=limited_protocol(limits),  # issue 26: header size, timeouts, connections
+        timeout_keep_alive=limits.keep_alive_timeout,  # type: ignore[arg-type]
     )
     server = _server_class(uvicorn.Server)(config, _GRACEFUL + settings.drain_grace + 5)
-    # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
-    # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
-    main = threading.current_thread() is threading.main_thread()  # signals live there only
-    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
-    if main:
-        _raise_open_files_limit()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
