@@ -132,23 +132,24 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._request_timer = self.loop.call_later(self.limits.request_timeout, self._timed_out)
 
     def on_url(self, url: bytes) -> None:
-        self._count(len(url), 0)
+        self._head_bytes += len(url)
+        if self._head_bytes > self.limits.max_header_size:
+            self._over_limit()
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(len(name) + len(value) + 4, 1)
+        self._head_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        self._head_count += 1
+        limits = self.limits
+        if self._head_bytes > limits.max_header_size or self._head_count > limits.max_headers:
+            self._over_limit()
         super().on_header(name, value)
 
-    def _count(self, size: int, headers: int) -> None:
-        self._head_bytes += size
-        self._head_count += headers
-        if self._head_bytes > self.limits.max_header_size:
-            self._refusal = (431, f"Request headers are larger than "
-                                  f"{self.limits.max_header_size} bytes")
-        elif self._head_count > self.limits.max_headers:
-            self._refusal = (431, f"More than {self.limits.max_headers} request headers")
-        else:
-            return
+    def _over_limit(self) -> None:
+        limits = self.limits
+        self._refusal = (431, f"Request headers are larger than {limits.max_header_size} bytes"
+                         if self._head_bytes > limits.max_header_size
+                         else f"More than {limits.max_headers} request headers")
         raise _Refused  # httptools stops parsing; uvicorn calls `send_400_response`
 
     def on_headers_complete(self) -> None:

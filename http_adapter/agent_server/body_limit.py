@@ -1,10 +1,11 @@
 """The request body size limit (issue 26: a 500 MB JSON body was accepted, 2.6 GB at its peak).
 
-`BodyLimit` answers 413 at once when `Content-Length` says the body is over the limit, and
-otherwise counts the bytes as the app receives them (a chunked body has no length), raising
-`BodyTooLarge` once over it: the route's `request.body()` stops there and the error table
-answers 413. Counting wraps `receive` only, so the body is not copied again. The 413 closes
-the connection: the rest of the body would otherwise still have to be read.
+`BodyLimit` answers 413 at once when `Content-Length` says the body is over the limit (a body
+within its length needs nothing more: the HTTP parser reads no further than the length), and
+counts the bytes of a chunked body (no length) as the app receives them, raising `BodyTooLarge`
+once over it: the route's `request.body()` stops there and the error table answers 413.
+Counting wraps `receive` only, so the body is not copied again. The 413 closes the connection:
+the rest of the body would otherwise still have to be read.
 """
 
 from __future__ import annotations
@@ -39,9 +40,17 @@ class BodyLimit:
         if scope["type"] != "http" or limit is None:
             await self.app(scope, receive, send)
             return
-        if _declared(scope) > limit:
-            await _answer(BodyTooLarge(limit), scope, send)
+        declared = _declared(scope)
+        if declared is not None:  # the HTTP parser reads no more than the length said
+            if declared > limit:
+                await _answer(BodyTooLarge(limit), scope, send)
+            else:
+                await self.app(scope, receive, send)
             return
+        await self._counting(scope, receive, send, limit)
+
+    async def _counting(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        """A body without a length (chunked): counted as it arrives."""
         received = 0
         started = False
 
@@ -66,14 +75,16 @@ class BodyLimit:
             await _answer(exc, scope, send)
 
 
-def _declared(scope: Scope) -> int:
+def _declared(scope: Scope) -> int | None:
+    """The body's length: its Content-Length, 0 without one (HTTP/1.1: no body), None when it
+    comes chunked (Transfer-Encoding wins over a Content-Length, as in the parser)."""
+    length = 0
     for name, value in scope["headers"]:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return 0  # the server refuses a malformed length before the app sees it
-    return 0
+        if name == b"transfer-encoding":
+            return None
+        if name == b"content-length" and value.isdigit():
+            length = int(value)  # (the server refuses a malformed length before the app)
+    return length
 
 
 async def _answer(error: BodyTooLarge, scope: Scope, send: Send) -> None:
