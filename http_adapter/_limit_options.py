@@ -8,7 +8,8 @@ and `Settings.max_body_size`.
     --header-timeout SECONDS     a request's head must arrive within it, else 408
                                  (GRAPHRUN_HEADER_TIMEOUT; 60)
     --request-timeout SECONDS    its head and body (GRAPHRUN_REQUEST_TIMEOUT; 300)
-    --keep-alive-timeout SECONDS an idle connection is closed after it (GRAPHRUN_KEEP_ALIVE_TIMEOUT; 5)
+    --keep-alive-timeout SECONDS an idle connection is closed after it
+                                 (GRAPHRUN_KEEP_ALIVE_TIMEOUT; 5)
     --max-connections N          open connections; the longest idle make room for new ones
                                  (GRAPHRUN_MAX_CONNECTIONS; 10,000 or half the open-files limit)
 
@@ -33,7 +34,8 @@ _FLAGS: dict[str, tuple[str, str, str]] = {
                       "larger request bodies are answered 413 (default: 64M; 0: no limit)"),
     "max_header_size": ("GRAPHRUN_MAX_HEADER_SIZE", "size",
                         "bytes of request line and headers, else 431 (default: 32K)"),
-    "max_headers": ("GRAPHRUN_MAX_HEADERS", "count", "headers per request, else 431 (default: 100)"),
+    "max_headers": ("GRAPHRUN_MAX_HEADERS", "count",
+                    "headers per request, else 431 (default: 100)"),
     "header_timeout": ("GRAPHRUN_HEADER_TIMEOUT", "seconds",
                        "a request's head must arrive within it, else 408 (default: 60)"),
     "request_timeout": ("GRAPHRUN_REQUEST_TIMEOUT", "seconds",

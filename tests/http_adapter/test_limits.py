@@ -128,7 +128,7 @@ def test_custom_auth_reading_the_body_is_limited_too(tmp_path: Path,
     assert answer.json()["detail"] == "Request body is larger than the limit of 1000 bytes"
 
 
-# -- JSON that cannot be read -----------------------------------------------------------------------
+# -- JSON that cannot be read ---------------------------------------------------------------------
 
 DEEP_ARRAY = b"[" * 100_000 + b"]" * 100_000
 DEEP_OBJECT = b'{"a":' * 5_000 + b"1" + b"}" * 5_000
@@ -160,7 +160,7 @@ def test_json_too_deep_or_not_utf8_is_422(server: Served, tmp_path: Path,
     assert answer.status_code == 422 and answer.json()["detail"].startswith("Invalid JSON")
 
 
-# -- abandoned uploads ------------------------------------------------------------------------------
+# -- abandoned uploads ----------------------------------------------------------------------------
 
 
 def test_an_abandoned_upload_logs_no_traceback(server: Served,
@@ -181,7 +181,7 @@ def test_an_abandoned_upload_logs_no_traceback(server: Served,
     assert httpx.get(f"{server.url}/ok").status_code == 200
 
 
-# -- the request head -------------------------------------------------------------------------------
+# -- the request head -----------------------------------------------------------------------------
 
 
 def _head(headers: list[tuple[str, str]]) -> bytes:
@@ -205,7 +205,7 @@ def test_a_head_too_large_is_431(limited: Callable[..., Served],
         assert _until_closed(sock).startswith(b"HTTP/1.1 200 OK")
 
 
-# -- time limits ------------------------------------------------------------------------------------
+# -- time limits ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("sent", [
@@ -264,7 +264,7 @@ def test_a_slow_answer_is_not_cut_by_the_request_timeouts(limited: Callable[...,
     assert answer.status_code == 200 and answer.json()["sleep"] == 2.5
 
 
-# -- many connections -------------------------------------------------------------------------------
+# -- many connections -----------------------------------------------------------------------------
 
 
 def test_idle_connections_make_room_for_new_clients(limited: Callable[..., Served]) -> None:
@@ -326,3 +326,22 @@ def test_a_flood_of_idle_connections_does_not_lock_clients_out(tmp_path: Path) -
         for sock in idle:
             sock.close()
         server.stop()
+
+
+def test_limit_flags_and_variables() -> None:
+    from http_adapter._limit_options import limit_options
+    from http_adapter.cli import build_parser
+
+    def parsed(*flags: str, **env: str) -> tuple[ConnectionLimits, dict[str, Any]]:
+        return limit_options(build_parser().parse_args(["serve", *flags]), env)
+
+    assert parsed() == (ConnectionLimits(), {})
+    assert Settings(graphs={}).max_body_size == 64 << 20
+    limits, fields = parsed("--max-body-size", "2M", "--header-timeout", "1.5",
+                            GRAPHRUN_MAX_BODY_SIZE="1G", GRAPHRUN_MAX_HEADERS="7",
+                            GRAPHRUN_KEEP_ALIVE_TIMEOUT="2", GRAPHRUN_MAX_CONNECTIONS="300")
+    assert fields == {"max_body_size": 2 << 20}  # the flag wins over its variable
+    assert limits == ConnectionLimits(max_headers=7, header_timeout=1.5, keep_alive_timeout=2.0,
+                                      max_connections=300)
+    assert parsed(GRAPHRUN_MAX_BODY_SIZE="0")[1] == {"max_body_size": None}  # no limit
+    assert parsed("--max-header-size", "64KiB")[0].max_header_size == 64 << 10
