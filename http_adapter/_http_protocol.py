@@ -181,15 +181,14 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._cancel_timers()
         if self.transport.is_closing():
             return
-        cycle = self.cycle
-        started = cycle is not None and cycle.response_started
+        cycle = self.cycle  # None, the request in progress, or the last one answered
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True  # the app's receive() says so, its answer goes nowhere
             cycle.message_event.set()
-        if started:
-            self.transport.close()
-        else:
-            self._refuse(408, "The request did not arrive in time")
+            if cycle.response_started:  # an answer has begun: it can only be cut short
+                self.transport.close()
+                return
+        self._refuse(408, "The request did not arrive in time")
 
     def _refuse(self, status: int, detail: str) -> None:
         """Answer `status` with a JSON `detail` and close (only close while a response is
