@@ -21,7 +21,6 @@ a JSON `detail` and CORS headers.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import json
 import logging
@@ -31,24 +30,14 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from ._limit_options import ConnectionLimits
+
 __all__ = ["ConnectionLimits", "default_max_connections", "limited_protocol"]
 
 logger = logging.getLogger("http_adapter")
 
 _MAX_CONNECTIONS = 10_000
 _EVICT_BATCH = 16  # idle connections closed at once when full (nginx drains 32)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ConnectionLimits:
-    """The per-connection limits `graphrun dev|serve` serves with (flags in `_limit_options`)."""
-
-    max_header_size: int = 32 * 1024  # bytes: request line + header names and values
-    max_headers: int = 100  # Apache's LimitRequestFields
-    header_timeout: float = 60.0  # seconds (Node's headersTimeout, nginx's client_header_timeout)
-    request_timeout: float = 300.0  # seconds for head + body (Node's requestTimeout)
-    keep_alive_timeout: float = 5.0  # seconds idle between requests (uvicorn's, Node's default)
-    max_connections: int | None = None  # None: `default_max_connections()`
 
 
 def default_max_connections() -> int:
@@ -70,16 +59,15 @@ class _Refused(Exception):
 
 def limited_protocol(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol class bound to `limits` (for `uvicorn.Config(http=...)`)."""
-    most = limits.max_connections or default_max_connections()
     return type("LimitedHttpProtocol", (LimitedHttpProtocol,),
-                {"limits": limits, "max_connections": most})
+                {"limits": limits, "max_connections": limits.max_connections})
 
 
 class LimitedHttpProtocol(HttpToolsProtocol):
     """One connection; see the module docstring. Subclasses set `limits` (`limited_protocol`)."""
 
     limits = ConnectionLimits()
-    max_connections = _MAX_CONNECTIONS
+    max_connections: int | None = None  # None: the default, found at the first connection
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -95,7 +83,10 @@ class LimitedHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._timed_out)
-        if len(self.connections) > self.max_connections:
+        most = self.max_connections
+        if most is None:  # once the server runs (the CLI raises the open-files limit first)
+            most = type(self).max_connections = default_max_connections()
+        if len(self.connections) > most:
             self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:

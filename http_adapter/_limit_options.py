@@ -19,14 +19,27 @@ Sizes take a K, M or G suffix (KiB, MiB, GiB: `64M`). A flag wins over its varia
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._http_protocol import ConnectionLimits
 from .config import ConfigError
 
-__all__ = ["add_limit_flags", "limit_options"]
+__all__ = ["ConnectionLimits", "add_limit_flags", "limit_options"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """The per-connection limits `graphrun dev|serve` serves with (`_http_protocol.py`)."""
+
+    max_header_size: int = 32 * 1024  # bytes: request line + header names and values
+    max_headers: int = 100  # Apache's LimitRequestFields
+    header_timeout: float = 60.0  # seconds (Node's headersTimeout, nginx's client_header_timeout)
+    request_timeout: float = 300.0  # seconds for head + body (Node's requestTimeout)
+    keep_alive_timeout: float = 5.0  # seconds idle between requests (uvicorn's, Node's default)
+    max_connections: int | None = None  # None: `_http_protocol.default_max_connections()`
+
 
 # flag dest -> (env variable, kind, help)
 _FLAGS: dict[str, tuple[str, str, str]] = {

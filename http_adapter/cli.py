@@ -24,8 +24,7 @@ import time
 from collections.abc import Sequence
 
 from ._backend_options import add_backend_flags, backend_options
-from ._http_protocol import ConnectionLimits
-from ._limit_options import add_limit_flags, limit_options
+from ._limit_options import ConnectionLimits, add_limit_flags, limit_options
 from .agent_server.settings import Settings
 from .config import ConfigError, find_config, load_settings
 
@@ -217,12 +216,6 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str,
     from ._http_protocol import limited_protocol
     from .agent_server import create_app
 
-    # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
-    # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
-    main = threading.current_thread() is threading.main_thread()  # signals live there only
-    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
-    if main:
-        _raise_open_files_limit()  # first: the default connection limit follows it
     config = uvicorn.Config(
         create_app(settings),
         log_level=log_level,
@@ -233,6 +226,12 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str,
         timeout_keep_alive=limits.keep_alive_timeout,  # type: ignore[arg-type]
     )
     server = _server_class(uvicorn.Server)(config, _GRACEFUL + settings.drain_grace + 5)
+    # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut
+    # down, and this handler makes that a no-op (exit status 0, issue 19 §5).
+    main = threading.current_thread() is threading.main_thread()  # signals live there only
+    previous = signal.signal(signal.SIGTERM, lambda *_: None) if main else None
+    if main:
+        _raise_open_files_limit()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
