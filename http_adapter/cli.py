@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 
 from ._backend_options import add_backend_flags, backend_options
+from ._limit_options import ConnectionLimits, add_limit_flags, limit_options
 from .agent_server.settings import Settings
 from .config import ConfigError, find_config, load_settings
 
@@ -87,6 +88,7 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
                  "plane's revision switch, issue 26)",
         )
     add_backend_flags(parser)
+    add_limit_flags(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
             workers=args.workers,
         )
-        for name, value in backend_options(args, os.environ).items():
+        limits, fields = limit_options(args, os.environ)
+        for name, value in {**backend_options(args, os.environ), **fields}.items():
             setattr(settings, name, value)
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
@@ -126,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     url = _url(args.host, sock.getsockname()[1])
     settings.api_url = url
     _announce(args.command, settings, url)
-    return _serve(settings, sock, args.log_level)
+    return _serve(settings, sock, args.log_level, limits)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -215,9 +218,11 @@ def _without_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
+def _serve(settings: Settings, sock: socket.socket, log_level: str,
+           limits: ConnectionLimits) -> int:
     import uvicorn
 
+    from ._http_protocol import limited_protocol
     from .agent_server import create_app
 
     config = uvicorn.Config(
@@ -227,6 +232,8 @@ def _serve(settings: Settings, sock: socket.socket, log_level: str) -> int:
         lifespan="on",
         ws="none",
         timeout_graceful_shutdown=_GRACEFUL,
+        http=limited_protocol(limits),  # issue 26: header size, timeouts, connections
+        timeout_keep_alive=limits.keep_alive_timeout,  # type: ignore[arg-type]
     )
     server = _server_class(uvicorn.Server)(config, _GRACEFUL + settings.drain_grace + 5)
     # A drained stop is a clean exit: uvicorn re-raises the signal it caught once it has shut

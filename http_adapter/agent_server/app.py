@@ -24,6 +24,7 @@ from starlette.middleware import Middleware
 
 from .. import studio
 from .auth import ApiKeyMiddleware, CustomAuthMiddleware, check_auth
+from .body_limit import BodyLimit
 from .crons import CronScheduler
 from .errors import LastResort, exception_handlers
 from .handover import Handover, HandoverGate
@@ -87,6 +88,7 @@ def create_app(settings: Settings) -> Starlette:
     # keeps the connection (issue 16).
     middleware = [
         Middleware(LastResort),
+        Middleware(BodyLimit, limit=settings.max_body_size),  # issue 26; before custom auth reads
         Middleware(ApiKeyMiddleware, api_keys=settings.api_keys),
     ]
     if settings.auth is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -98,7 +98,17 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return _json(500, "Internal server error")
 
 
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client left before its body arrived (an abandoned upload, a request that timed
+    out): nobody to answer and nothing wrong here, so one debug line (issue 26: it was logged
+    with a traceback)."""
+    logger.debug("%s %s: the client went away before sending its body", request.method,
+                 request.url.path)
+    return Response(status_code=400)
+
+
 exception_handlers: dict[Any, Any] = {
+    ClientDisconnect: _client_gone,
     ServerError: _server_error,
     HTTPException: _http_error,
     msgspec.ValidationError: _validation_error,

@@ -80,7 +80,7 @@ def cluster_settings(request: pytest.FixtureRequest, backend: str) -> dict[str, 
 class Served:
     """A running server: its base URL, settings, and a way to stop it (for restart tests)."""
 
-    def __init__(self, app: Any, settings: Settings) -> None:
+    def __init__(self, app: Any, settings: Settings, **uvicorn_options: Any) -> None:
         self.settings = settings
         # IPPROTO_TCP explicitly: asyncio enables TCP_NODELAY on accepted connections only
         # for such sockets; without it every response waits ~40 ms for a delayed ACK.
@@ -89,7 +89,8 @@ class Served:
         self._sock.bind(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                                     **uvicorn_options))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
         )

@@ -179,7 +179,7 @@ def test_threads_are_private_to_their_owner(alice: SyncLangGraphClient,
     assert _status(lambda: bob.threads.get_history(tid)) == 404
     assert _status(lambda: bob.threads.copy(tid)) == 409  # as for a missing source
     assert _status(lambda: bob.threads.delete(tid)) == 404
-    assert _status(lambda: bob.threads.create(thread_id=tid, if_exists="do_nothing")) == 409
+    assert _status(lambda: bob.threads.create(thread_id=tid, if_exists="do_nothing")) == 404
     assert bob.http.post("/threads/prune", json={"thread_ids": [tid]}) == {"pruned_count": 0}
 
     patched = alice.threads.update(tid, metadata={"owner": "bob", "topic": "c"})
@@ -222,6 +222,37 @@ def test_runs_follow_their_thread(alice: SyncLangGraphClient, bob: SyncLangGraph
     assert _status(lambda: alice.threads.get(fresh)) == 404
 
 
+def test_another_users_id_is_answered_as_get_answers_it(served: Served,
+                                                         alice: SyncLangGraphClient) -> None:
+    """Issue 26: creating a thread or an assistant with another user's id answered 409 "already
+    exists", telling the caller it existed. Now it is GET's 404, same status and detail (the id
+    stays unusable: ids are global, and the owner's record must not change); a copy of another
+    user's thread answers as a copy of a missing one."""
+    tid = alice.threads.create(metadata={"topic": "a"})["thread_id"]
+    aid = alice.assistants.create("agent", name="a")["assistant_id"]
+    missing = "00000000-0000-4000-8000-000000000000"
+    with httpx.Client(base_url=served.url, timeout=10,
+                      headers={"Authorization": "Bearer token-bob"}) as bob:
+        for if_exists in ("raise", "do_nothing"):
+            for create, got in (
+                (bob.post("/threads", json={"thread_id": tid, "if_exists": if_exists}),
+                 bob.get(f"/threads/{tid}")),
+                (bob.post("/assistants", json={"assistant_id": aid, "graph_id": "agent",
+                                                "if_exists": if_exists}),
+                 bob.get(f"/assistants/{aid}")),
+            ):
+                assert create.status_code == got.status_code == 404
+                assert create.json() == got.json()
+        theirs, absent = bob.post(f"/threads/{tid}/copy"), bob.post(f"/threads/{missing}/copy")
+        assert (theirs.status_code, theirs.json()) == (absent.status_code, absent.json())
+    assert alice.threads.get(tid)["metadata"] == {"topic": "a", "owner": "alice"}
+    assert alice.assistants.get(aid)["name"] == "a"
+    # the owner still gets the usual answers
+    assert _status(lambda: alice.threads.create(thread_id=tid)) == 409
+    assert alice.threads.create(thread_id=tid, if_exists="do_nothing")["thread_id"] == tid
+    assert _status(lambda: alice.assistants.create("agent", assistant_id=aid)) == 409
+
+
 # -- assistants -----------------------------------------------------------------------------------
 
 
@@ -243,7 +274,7 @@ def test_assistants_are_private_and_deletes_are_denied(alice: SyncLangGraphClien
     assert _status(lambda: bob.assistants.get_versions(aid)) == 404
     assert _status(lambda: bob.assistants.set_latest(aid, 1)) == 404
     assert _status(lambda: bob.assistants.create("agent", assistant_id=aid,
-                                                 if_exists="do_nothing")) == 409
+                                                 if_exists="do_nothing")) == 404
     updated = alice.assistants.update(aid, name="renamed", metadata={"owner": "bob"})
     assert updated["name"] == "renamed" and updated["metadata"]["owner"] == "alice"
 

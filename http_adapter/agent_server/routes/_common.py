@@ -45,15 +45,28 @@ async def body(request: Request, struct: type[T], *, default: bool = False) -> T
     except msgspec.ValidationError as error:
         _valid_json(raw)  # msgspec validates as it parses: bad JSON can fail as a wrong type
         raise UnprocessableEntity(str(error)) from None
-    except msgspec.DecodeError:
-        raise UnprocessableEntity("Invalid JSON in request body") from None
+    except _UNREADABLE as error:
+        raise UnprocessableEntity(_unreadable(error)) from None
+
+
+# What msgspec raises for a body it cannot read: bad JSON, nesting deeper than the interpreter's
+# recursion limit, bytes that are not UTF-8 (issue 26: the last two answered 500).
+_UNREADABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
+
+
+def _unreadable(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "Invalid JSON in request body: nested too deeply"
+    if isinstance(error, UnicodeDecodeError):
+        return "Invalid JSON in request body: not UTF-8"
+    return "Invalid JSON in request body"
 
 
 def _valid_json(raw: bytes) -> None:
     try:
         msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        raise UnprocessableEntity("Invalid JSON in request body") from None
+    except _UNREADABLE as error:
+        raise UnprocessableEntity(_unreadable(error)) from None
 
 
 def as_uuid(value: Any, label: str) -> str:

@@ -60,7 +60,7 @@ def decode(raw: bytes) -> Any:
     """The body as JSON, or RpcError(PARSE_ERROR)."""
     try:
         return _decoder.decode(raw)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:  # issue 26
         raise RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 

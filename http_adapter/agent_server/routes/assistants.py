@@ -147,7 +147,9 @@ async def create_assistant(request: Request) -> Response:
     filters = await authorize(request, "assistants", "create", value)
     existing = await st.records.get_assistant(assistant_id)
     if existing is not None:
-        if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
+        if not visible(existing.metadata, filters):  # another user's: as GET answers (issue 26)
+            raise NotFound("Not Found")
+        if spec.if_exists == "do_nothing":
             return json_response(assistant_json(existing))
         raise Conflict(f"Assistant {assistant_id} already exists")
     stamp = now()

@@ -177,7 +177,9 @@ async def create_thread(request: Request) -> Response:
     filters = await authorize(request, "threads", "create", value)
     existing = await st.records.get_thread(thread_id)
     if existing is not None:
-        if spec.if_exists == "do_nothing" and visible(existing.metadata, filters):
+        if not visible(existing.metadata, filters):  # another user's: as GET answers (issue 26)
+            raise NotFound(f"Thread with ID {thread_id} not found")
+        if spec.if_exists == "do_nothing":
             return json_response(await thread_json(st, existing))
         raise Conflict(f"Thread with ID {thread_id} already exists")
     stamp = now()
