@@ -16,12 +16,14 @@ Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any
 
 from ._blob_cache import BlobCache
 from ._deltas import Lineage
 from ._loop_thread import LoopThread
+from .fence import Fence
 from .serde import Serializer, default_serializer
 from .sqlite import Backend, QueuedSaver
 
@@ -128,6 +130,16 @@ class PostgresSaver(QueuedSaver):
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> PostgresSaver:
         """LangGraph's constructor spelling (usable as a context manager)."""
         return cls(conn_string, **kwargs)
+
+    def fenced(self, fence: Fence) -> PostgresSaver:
+        """A view of this saver whose writes (puts, task writes, maintenance) are stored only
+        while `fence` holds, checked in the statement that stores them; a refused one raises
+        `FenceRefused` (issue 26: a writer that lost its right to write changes nothing). The
+        view shares this saver's connections, writer and caches (closing one closes both);
+        its `flush` reports only its own writes' failures."""
+        view = copy.copy(self)
+        view._fence = fence
+        return view
 
     def setup(self) -> None:
         """LangGraph's explicit migration call: a no-op, the constructor already migrated."""
