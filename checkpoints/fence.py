@@ -43,10 +43,14 @@ class Fence:
         self._error: BaseException | None = None  # a background write's failure, for `flush`
         self._lock = threading.Lock()
 
+    def holds(self) -> bool:
+        """Whether the writer may still write, as far as it knows here (no round trip)."""
+        return not self.refused and (self._holds is None or self._holds())
+
     def check(self) -> None:
         """Raise `FenceRefused` if a write was refused before or `holds` says no (called
         before a write is handed over, in the writer's thread)."""
-        if self.refused or (self._holds is not None and not self._holds()):
+        if not self.holds():
             raise self.refuse()
 
     def refuse(self) -> FenceRefused:
