@@ -410,6 +410,7 @@ class ClusterQueue:
         if _refused(active):
             # Stale (issue 26): a write was refused or the lease ran out; the run's owner, or
             # the reaper once the lease lapsed, ends it. Nothing of this attempt is written.
+            logger.warning("Run %s: stale attempt stopped (its lease ran out)", run.run_id)
             await self._refused(run.run_id)
             return True
         return await self._settle(claim, run, outcome, active)
