@@ -389,7 +389,8 @@ class ClusterQueue:
         state = self.state
         assert self.ledger is not None
         run = claim.run if claim.started else self._started(claim.run, claim.attempt)
-        state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+        # Its events are dropped once a later attempt wrote the stream (issue 26).
+        state.broker.open(run.run_id, resumable=is_resumable(run.kwargs), attempt=claim.attempt)
         if not claim.started and not await self.ledger.started(claim, run):
             await self._stale(run.run_id)
             return True
