@@ -16,7 +16,6 @@ Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
 
 from __future__ import annotations
 
-import copy
 import threading
 from typing import Any
 
@@ -137,7 +136,8 @@ class PostgresSaver(QueuedSaver):
         `FenceRefused` (issue 26: a writer that lost its right to write changes nothing). The
         view shares this saver's connections, writer and caches (closing one closes both);
         its `flush` reports only its own writes' failures."""
-        view = copy.copy(self)
+        view = object.__new__(type(self))  # ~1 µs; `copy.copy` took ~15 (one per run)
+        view.__dict__.update(self.__dict__)
         view._fence = fence
         return view
 
