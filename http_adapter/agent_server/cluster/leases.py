@@ -71,10 +71,11 @@ class Heartbeat:
             self._deadlines.pop(run_id, None)
             self._flagged.discard(run_id)
 
-    def holds(self, run_id: str) -> bool:
+    def holds(self, run_id: str, token: uuid.UUID) -> bool:
         """Whether the attempt's lease still runs, by this host's clock (thread-safe, no I/O)."""
         deadline = self._deadlines.get(run_id)
-        return deadline is not None and time.monotonic() < deadline
+        return (deadline is not None and self._tracked.get(run_id) == token
+                and time.monotonic() < deadline)
 
     def start(self) -> None:
         """Start beating; call from the server loop (callbacks are delivered there)."""

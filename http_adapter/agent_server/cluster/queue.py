@@ -330,9 +330,9 @@ class ClusterQueue:
         none is even sent once its lease ran out by this host's clock."""
         if not hasattr(self.state.saver, "fenced"):
             return None
-        heartbeat, run_id = self._heartbeat, claim.run.run_id
+        heartbeat, run_id, token = self._heartbeat, claim.run.run_id, claim.token
         assert heartbeat is not None
-        return Fence(FENCE, (run_id, str(claim.token)), holds=lambda: heartbeat.holds(run_id))
+        return Fence(FENCE, (run_id, str(token)), holds=lambda: heartbeat.holds(run_id, token))
 
     def _due_stateless(self) -> Run | None:
         clock = time.monotonic()
