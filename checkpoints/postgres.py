@@ -11,6 +11,9 @@ Opening a saver migrates the database under an advisory lock (`_postgres_schema`
 processes may start together on an empty one. ``prepared_statements=False`` keeps asyncpg from
 caching named prepared statements, for PgBouncer in transaction mode. PostgreSQL 14 or newer.
 
+`fenced(Fence(...))` gives a view whose writes are stored only while a condition of the
+caller's holds, checked in the statement that stores them (issue 26; `checkpoints.fence`).
+
 Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
 """
 
