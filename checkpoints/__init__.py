@@ -16,6 +16,7 @@ from .base import (
     DamagedCheckpointError,
 )
 from .cache import BaseCache, InMemoryCache
+from .fence import Fence, FenceRefused
 from .memory import InMemorySaver, MemorySaver
 from .serde import SerializationError, Serializer
 from .sqlite import AsyncSqliteSaver, SqliteSaver
@@ -28,6 +29,8 @@ __all__ = [
     "CheckpointMetadata",
     "CheckpointTuple",
     "DamagedCheckpointError",
+    "Fence",
+    "FenceRefused",
     "InMemoryCache",
     "InMemorySaver",
     "MemorySaver",

@@ -44,8 +44,12 @@ import msgspec
 
 from ._blob_cache import BlobCache
 from ._sqlite_writer import _BUSY, _IDLE, _LINGERING, Job, Rows, Writer, has_task, only_barriers
+from .fence import FenceRefused
 
-__all__ = ["HANDOFF", "HANDOFF_WAIT", "JSON_LIMIT", "LOST", "PgWriter", "insert_rows"]
+__all__ = [
+    "HANDOFF", "HANDOFF_WAIT", "JSON_LIMIT", "LOST", "PgWriter", "check_fences", "fences_of",
+    "insert_rows",
+]
 
 # What the next statement on a connection the server dropped (a restart, a proxy, or
 # pg_terminate_backend) raises, depending on when asyncpg noticed.
@@ -74,22 +78,28 @@ JSON_LIMIT = 16 << 20
 _encode = msgspec.json.Encoder().encode
 _VERSION = operator.itemgetter(3)  # a blob row's version
 _IDX = operator.itemgetter(4)  # a write row's idx
+_FENCE = operator.attrgetter("fence")  # of a `Job`
 _PLAIN_VERSIONS = frozenset((int, str))  # JSON gives ``r->>3 == str(v)`` for these
 
+# Each source is (rows, their order): a fenced statement's condition goes between the two.
 _FROM_JSON = (
-    "SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64') "
-    "FROM jsonb_array_elements($1::jsonb -> 0) AS r",
-    "SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64'), decode(r->>5, 'base64') "
-    "FROM jsonb_array_elements($1::jsonb -> 1) AS r",
-    "SELECT r->>0, r->>1, r->>2, r->>3, (r->>4)::int, r->>5, decode(r->>6, 'base64'), r->>7 "
-    "FROM jsonb_array_elements($1::jsonb -> 2) WITH ORDINALITY AS u(r, o) ORDER BY o",
+    ("SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64') "
+     "FROM jsonb_array_elements($1::jsonb -> 0) AS r", ""),
+    ("SELECT r->>0, r->>1, r->>2, r->>3, decode(r->>4, 'base64'), decode(r->>5, 'base64') "
+     "FROM jsonb_array_elements($1::jsonb -> 1) AS r", ""),
+    ("SELECT r->>0, r->>1, r->>2, r->>3, (r->>4)::int, r->>5, decode(r->>6, 'base64'), r->>7 "
+     "FROM jsonb_array_elements($1::jsonb -> 2) WITH ORDINALITY AS u(r, o)", " ORDER BY o"),
 )
 _FROM_ARRAYS = (  # a write's `seq` travels as NULL; the insert assigns it in array order
-    "SELECT * FROM unnest($1::checkpoint_blobs[])",
-    "SELECT * FROM unnest($2::checkpoints[])",
-    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path "
-    "FROM unnest($3::checkpoint_writes[]) WITH ORDINALITY AS u ORDER BY ordinality",
+    ("SELECT * FROM unnest($1::checkpoint_blobs[])", ""),
+    ("SELECT * FROM unnest($2::checkpoints[])", ""),
+    ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, value, task_path "
+     "FROM unnest($3::checkpoint_writes[]) WITH ORDINALITY AS u", " ORDER BY ordinality"),
 )
+# Where a fenced statement finds its fences' arguments: the JSON document's fourth element, or
+# a fourth parameter beside the arrays (issue 26).
+_FENCES_JSON, _FENCES_ARRAYS = "$1::jsonb -> 3", "$4::jsonb"
+_GATE = " WHERE (SELECT ok FROM f)"
 _CONFLICTS = (
     " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET"
     " value = excluded.value",
@@ -102,24 +112,61 @@ _CONFLICTS = (
 )
 
 
-def _statement(sources: tuple[str, str, str], upsert: bool) -> str:
-    """One statement storing the three tables' rows, as plain inserts or as the upsert."""
+Sources = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
+
+
+def _statement(sources: Sources, upsert: bool, fences: str | None = None) -> str:
+    """One statement storing the three tables' rows, as plain inserts or as the upsert.
+
+    With `fences` (the `f` CTE, `_fence_check`) every insert is gated on it and the statement
+    answers whether the fences held: a refused write stores nothing (issue 26)."""
+    gate = _GATE if fences is not None else ""
     blobs, checkpoints, writes = (
-        source + (conflict if upsert else "") for source, conflict in zip(sources, _CONFLICTS)
+        rows + gate + order + (conflict if upsert else "")
+        for (rows, order), conflict in zip(sources, _CONFLICTS)
     )
-    return (
-        "WITH b AS (INSERT INTO checkpoint_blobs "
+    inserts = (
+        "b AS (INSERT INTO checkpoint_blobs "
         f"(thread_id, checkpoint_ns, channel, version, value) {blobs}), "
         "c AS (INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
         f"parent_checkpoint_id, checkpoint, metadata) {checkpoints}) "
+    )
+    last = (
         "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
         f"channel, value, task_path) {writes}"
     )
+    if fences is None:
+        return f"WITH {inserts}{last}"
+    return f"WITH {fences}, {inserts.rstrip()}, w AS ({last}) SELECT ok FROM f"
+
+
+def _fence_check(sqls: tuple[str, ...], source: str) -> str:
+    """The `f` CTE: whether every fence holds. `source -> i` is the array of the arguments of
+    the fences whose SQL is `sqls[i]` (each one a jsonb array named `fence` in that SQL)."""
+    parts = [
+        f"(SELECT COALESCE(bool_and({sql}), true) "
+        f"FROM jsonb_array_elements({source} -> {i}) AS fence)"
+        for i, sql in enumerate(sqls)
+    ]
+    return f"f AS MATERIALIZED (SELECT {' AND '.join(parts)} AS ok)"
 
 
 # (insert, upsert) per form
 _JSON = (_statement(_FROM_JSON, False), _statement(_FROM_JSON, True))
 _ARRAYS = (_statement(_FROM_ARRAYS, False), _statement(_FROM_ARRAYS, True))
+_FENCED: dict[tuple[bool, tuple[str, ...]], tuple[str, str]] = {}  # (arrays?, SQLs): statements
+
+
+def _fenced_statements(arrays: bool, sqls: tuple[str, ...]) -> tuple[str, str]:
+    """(insert, upsert) gated on fences with these SQLs (built once per set of SQLs)."""
+    found = _FENCED.get((arrays, sqls))
+    if found is None:
+        sources, where = (_FROM_ARRAYS, _FENCES_ARRAYS) if arrays else (_FROM_JSON, _FENCES_JSON)
+        check = _fence_check(sqls, where)
+        found = _FENCED[(arrays, sqls)] = (
+            _statement(sources, False, check), _statement(sources, True, check)
+        )
+    return found
 
 
 def _merged(rows: Rows) -> tuple[list[Any], list[Any], list[Any]]:
@@ -145,33 +192,73 @@ def _as_sent(rows: Rows) -> tuple[list[Any], list[Any], list[Any]]:
     return blobs, rows.checkpoints, rows.writes
 
 
+# A batch's fences: their distinct SQLs, and per SQL the arguments of each fence (issue 26).
+Fences = tuple[tuple[str, ...], list[list[tuple[str, ...]]]]
+
+
+def fences_of(jobs: list[Job]) -> Fences | None:
+    """The fences these jobs carry, grouped by SQL; None when none has one (the common case)."""
+    if not any(map(_FENCE, jobs)):
+        return None
+    by_sql: dict[str, dict[tuple[str, ...], None]] = {}
+    for job in jobs:
+        if job.fence is not None:
+            by_sql.setdefault(job.fence.sql, {})[job.fence.args] = None
+    return tuple(by_sql), [list(args) for args in by_sql.values()]
+
+
 def _arguments(
-    tables: tuple[list[Any], list[Any], list[Any]],
+    tables: tuple[list[Any], list[Any], list[Any]], fences: Fences | None = None
 ) -> tuple[tuple[str, str], list[Any]]:
-    """(insert, upsert) and the statement's arguments for these rows."""
-    document = _encode(tables)
+    """(insert, upsert) and the statement's arguments for these rows (and fences)."""
+    document = _encode(tables if fences is None else (*tables, fences[1]))
     if len(document) > JSON_LIMIT:
         blobs, checkpoints, writes = tables
         blobs = [(t, n, ch, str(v), b) for t, n, ch, v, b in blobs]
-        return _ARRAYS, [blobs, checkpoints, [(*row, None) for row in writes]]
-    return _JSON, [document.decode()]
+        arguments = [blobs, checkpoints, [(*row, None) for row in writes]]
+        if fences is None:
+            return _ARRAYS, arguments
+        return _fenced_statements(True, fences[0]), [*arguments, _encode(fences[1]).decode()]
+    statements = _JSON if fences is None else _fenced_statements(False, fences[0])
+    return statements, [document.decode()]
 
 
-async def insert_rows(conn: asyncpg.Connection, rows: Rows, upsert: bool = False) -> None:
+async def _send(conn: asyncpg.Connection, sql: str, arguments: list[Any], fenced: bool) -> None:
+    """Run one storing statement; a fenced one that answers its fences did not hold stored
+    nothing: `FenceRefused` (issue 26)."""
+    if not fenced:
+        await conn.execute(sql, *arguments)
+    elif not await conn.fetchval(sql, *arguments):
+        raise FenceRefused("write refused: its fence no longer holds")
+
+
+async def insert_rows(
+    conn: asyncpg.Connection, rows: Rows, upsert: bool = False, fences: Fences | None = None
+) -> None:
     """Every row in one statement (a no-op for none); see the module docstring for `upsert`.
-    A batch with a special channel's write is sent as the upsert at once."""
+    A batch with a special channel's write is sent as the upsert at once. With `fences`, the
+    rows are stored only if every fence holds, checked in that same statement (issue 26)."""
     if not (rows.blobs or rows.checkpoints or rows.writes):
         return
+    fenced = fences is not None
     if upsert or (rows.writes and min(map(_IDX, rows.writes)) < 0):
-        (_, upsert_sql), arguments = _arguments(_merged(rows))
-        await conn.execute(upsert_sql, *arguments)
+        (_, upsert_sql), arguments = _arguments(_merged(rows), fences)
+        await _send(conn, upsert_sql, arguments, fenced)
         return
-    (insert, _), arguments = _arguments(_as_sent(rows))
+    (insert, _), arguments = _arguments(_as_sent(rows), fences)
     try:
-        await conn.execute(insert, *arguments)
+        await _send(conn, insert, arguments, fenced)
     except asyncpg.UniqueViolationError:  # a row stored before, or twice here: nothing written
-        (_, upsert_sql), arguments = _arguments(_merged(rows))
-        await conn.execute(upsert_sql, *arguments)
+        (_, upsert_sql), arguments = _arguments(_merged(rows), fences)
+        await _send(conn, upsert_sql, arguments, fenced)
+
+
+async def check_fences(conn: asyncpg.Connection, fences: Fences) -> None:
+    """Inside a transaction: raise `FenceRefused` unless every fence holds (the rows it locks
+    stay locked until the transaction ends), for a batch that runs a maintenance task."""
+    sql = f"WITH {_fence_check(fences[0], '$1::jsonb')} SELECT ok FROM f"
+    if not await conn.fetchval(sql, _encode(fences[1]).decode()):
+        raise FenceRefused("write refused: its fence no longer holds")
 
 
 class PgWriter(Writer):
@@ -260,11 +347,14 @@ class PgWriter(Writer):
                 self._blobs.put_many(job.rows.blobs)
 
     async def _apply_on(self, conn: asyncpg.Connection, jobs: list[Job]) -> None:
+        fences = fences_of(jobs)
         if not has_task(jobs):
-            await insert_rows(conn, Rows.joined(jobs))
+            await insert_rows(conn, Rows.joined(jobs), fences=fences)
             return
         rows = Rows()
         async with conn.transaction():
+            if fences is not None:
+                await check_fences(conn, fences)
             for job in jobs:
                 if job.rows is not None:
                     rows.extend(job.rows)

@@ -29,6 +29,7 @@ from typing import Any
 import aiosqlite
 
 from ._loop_thread import LoopThread
+from .fence import Fence
 
 __all__ = ["BACKLOG", "LINGER", "Job", "Rows", "Writer", "has_task", "only_barriers"]
 
@@ -159,12 +160,15 @@ async def _insert_and_commit(
 class Job:
     """One handed-over change: rows to insert and/or a task run inside the transaction.
 
-    `future` is set once the change is committed; without one, a failure is kept for `flush`.
+    `future` is set once the change is committed; without one, a failure is kept for `flush`
+    (by its `fence`, when it has one: the fenced writer's own flush reports it, issue 26).
+    `fence`: the change is stored only while it holds (a back end that supports fences).
     """
 
     rows: Rows | None = None
     task: Task | None = None
     future: concurrent.futures.Future[None] | None = None
+    fence: Fence | None = None
 
 
 class Writer:
@@ -327,6 +331,8 @@ class Writer:
             self._on_error()
         if job.future is not None:
             job.future.set_exception(exc)
+        elif job.fence is not None:
+            job.fence.failed(exc)
         elif self._error is None:
             self._error = exc
 

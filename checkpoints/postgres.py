@@ -11,6 +11,9 @@ Opening a saver migrates the database under an advisory lock (`_postgres_schema`
 processes may start together on an empty one. ``prepared_statements=False`` keeps asyncpg from
 caching named prepared statements, for PgBouncer in transaction mode. PostgreSQL 14 or newer.
 
+`fenced(Fence(...))` gives a view whose writes are stored only while a condition of the
+caller's holds, checked in the statement that stores them (issue 26; `checkpoints.fence`).
+
 Requires the ``postgres`` extra (``pip install 'graphrun[postgres]'``).
 """
 
@@ -22,6 +25,7 @@ from typing import Any
 from ._blob_cache import BlobCache
 from ._deltas import Lineage
 from ._loop_thread import LoopThread
+from .fence import Fence
 from .serde import Serializer, default_serializer
 from .sqlite import Backend, QueuedSaver
 
@@ -128,6 +132,17 @@ class PostgresSaver(QueuedSaver):
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> PostgresSaver:
         """LangGraph's constructor spelling (usable as a context manager)."""
         return cls(conn_string, **kwargs)
+
+    def fenced(self, fence: Fence) -> PostgresSaver:
+        """A view of this saver whose writes (puts, task writes, maintenance) are stored only
+        while `fence` holds, checked in the statement that stores them; a refused one raises
+        `FenceRefused` (issue 26: a writer that lost its right to write changes nothing). The
+        view shares this saver's connections, writer and caches (closing one closes both);
+        its `flush` reports only its own writes' failures."""
+        view = object.__new__(type(self))  # ~1 µs; `copy.copy` took ~15 (one per run)
+        view.__dict__.update(self.__dict__)
+        view._fence = fence
+        return view
 
     def setup(self) -> None:
         """LangGraph's explicit migration call: a no-op, the constructor already migrated."""

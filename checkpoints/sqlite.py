@@ -46,6 +46,7 @@ from .base import (
     CheckpointTuple,
     thread_config,
 )
+from .fence import Fence
 from .serde import Serializer, default_serializer
 
 __all__ = ["AsyncSqliteSaver", "SqliteSaver"]
@@ -201,6 +202,8 @@ class QueuedSaver(BaseCheckpointSaver):
     # forgets the thread's lineage and hands itself over (issue 16: no delta may be queued
     # after the change that deleted its base). Each back end's constructor sets it.
     _order: threading.Lock
+    # A fenced view's fence (issue 26, `PostgresSaver.fenced`): each of its writes carries it.
+    _fence: Fence | None = None
 
     def __enter__(self) -> Self:
         return self
@@ -224,14 +227,27 @@ class QueuedSaver(BaseCheckpointSaver):
 
     # --- handing changes to the writer ----------------------------------------------------------
 
+    def _job(
+        self,
+        rows: Rows | None,
+        task: Task | None = None,
+        future: concurrent.futures.Future[None] | None = None,
+    ) -> Job:
+        """A change to hand over; a fenced view's carries its fence, and is refused here at
+        once when the fence is known not to hold (issue 26)."""
+        fence = self._fence
+        if fence is not None:
+            fence.check()
+        return Job(rows, task, future, fence)
+
     def _commit(self, rows: Rows | None = None, task: Task | None = None) -> None:
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._writer.submit(Job(rows, task, future))
+        self._writer.submit(self._job(rows, task, future))
         future.result()
 
     async def _acommit(self, rows: Rows | None = None, task: Task | None = None) -> None:
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._writer.submit(Job(rows, task, future))
+        self._writer.submit(self._job(rows, task, future))
         await asyncio.wrap_future(future)
 
     def flush(self) -> None:
@@ -255,7 +271,8 @@ class QueuedSaver(BaseCheckpointSaver):
             self._loop_thread.run(copier.idle())
 
     def _raise_background_error(self) -> None:
-        error = self._writer.take_error()
+        # A fenced view reports its own writes' failures, not another writer's (issue 26).
+        error = self._writer.take_error() if self._fence is None else self._fence.take_error()
         if error is not None:
             raise error
 
@@ -292,7 +309,7 @@ class QueuedSaver(BaseCheckpointSaver):
         with self._order:
             if lineage is not None and lineage.dead:
                 rows = self._put_rows(*args, full=True)[0]
-            self._writer.submit(Job(rows, None, future))
+            self._writer.submit(self._job(rows, None, future))
         return new_config
 
     def _forget_and_commit(
@@ -300,9 +317,10 @@ class QueuedSaver(BaseCheckpointSaver):
     ) -> concurrent.futures.Future[None]:
         future: concurrent.futures.Future[None] = concurrent.futures.Future()
         with self._order:
+            job = self._job(None, task, future)
             for thread_id in thread_ids:
                 self._lineage.forget(thread_id)
-            self._writer.submit(Job(None, task, future))
+            self._writer.submit(job)
         return future
 
     def _write_rows(
@@ -385,7 +403,7 @@ class QueuedSaver(BaseCheckpointSaver):
         task_path: str = "",
     ) -> None:
         """`put_writes` handed to the background writer, like `put_nowait`."""
-        self._writer.submit(Job(self._write_rows(config, writes, task_id, task_path)))
+        self._writer.submit(self._job(self._write_rows(config, writes, task_id, task_path)))
 
     # --- maintenance ----------------------------------------------------------------------------
 

@@ -55,6 +55,9 @@ class Active:
 
     scope: anyio.CancelScope
     action: str | None = None  # "interrupt" | "rollback" | "timeout" | "release" (drain)
+    # The attempt's right to write (issue 26, the cluster queue's `checkpoints.Fence`): its
+    # checkpoints are stored and its events published only while it holds.
+    fence: Any = None
 
 
 async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attempt: int,
@@ -66,6 +69,9 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     """
     assistant = await state.assistant(run.assistant_id)
     graph = await state.graph(assistant.graph_id, stateless=stateless)
+    fence = active.fence
+    if fence is not None and not stateless:  # issue 26: this attempt's writes carry its fence
+        graph = graph.copy(checkpointer=state.saver.fenced(fence))
     value, config, options = engine_args(
         run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
         api_url=state.settings.api_url,
@@ -76,7 +82,7 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
     convert = wire_events(modes, options["subgraphs"])
-    publish = state.broker.publish
+    publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
     publish(run.run_id, *metadata_event(run.run_id, attempt))
     subgraphs = options["subgraphs"]
     last_values: Any = None
@@ -176,6 +182,17 @@ async def drop_checkpoints(saver: Any, run: Run) -> None:
     ]
     if ids:
         await saver.adelete_checkpoints(run.thread_id, ids)
+
+
+def _fenced(publish: Callable[[str, str, bytes], None], fence: Any
+            ) -> Callable[[str, str, bytes], None]:
+    """`publish` while the attempt may write: a stale one's events go nowhere (issue 26)."""
+
+    def publish_fenced(run_id: str, name: str, data: bytes) -> None:
+        if fence.holds():
+            publish(run_id, name, data)
+
+    return publish_fenced
 
 
 def cancelled(action: str | None) -> Outcome:

@@ -68,7 +68,8 @@ class Broker:
         self._closed_order: list[str] = []
         self._keep_closed = keep_closed
 
-    def open(self, run_id: str, *, resumable: bool = False) -> None:
+    def open(self, run_id: str, *, resumable: bool = False, attempt: int = 0) -> None:
+        """`attempt` fences a shared broker's stream (issue 26); one process needs none."""
         log = self._runs.get(run_id)
         if log is None:
             self._runs[run_id] = _RunLog(resumable)

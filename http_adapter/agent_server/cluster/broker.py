@@ -21,6 +21,10 @@ where the events live, and that the producer and the subscribers may be differen
   machine where a run took ~10 (issue 19's +5 ms bar). A reader on another host sees such a
   run's events up to `unwatched` late; a subscriber here makes its run urgent again.
 - Memory is bounded: XADD MAXLEN per run, an EXPIRE while open (refreshed) and a TTL after close.
+- Fenced by attempt (issue 26): a run opened with its `attempt` number writes only while no
+  later attempt has written its stream (a key beside it keeps the highest). A stale attempt's
+  events, say buffered before its host stalled past its lease, are dropped, not appended
+  after the new attempt's.
 - A run whose stream never gets its end marker (its host died) ends when the injected
   `is_finished(run_id)` says so, checked when XREAD waited and found nothing.
 """
@@ -87,11 +91,12 @@ def connect(url: str, *, read_timeout: float | None = 10.0) -> Redis:
 class _Run:
     """One run opened on this host: its unflushed events and where its ids stand."""
 
-    __slots__ = ("base", "closed", "confirmed", "dropped", "expiring", "guessed", "last",
-                 "published", "queue", "resolved", "resumable", "subscribers", "unsent")
+    __slots__ = ("attempt", "base", "closed", "confirmed", "dropped", "expiring", "guessed",
+                 "last", "published", "queue", "resolved", "resumable", "subscribers", "unsent")
 
-    def __init__(self, resumable: bool) -> None:
+    def __init__(self, resumable: bool, attempt: int = 0) -> None:
         self.resumable = resumable
+        self.attempt = attempt  # the attempt writing here (0: not fenced), issue 26
         self.queue: deque[tuple[str, bytes] | None] = deque()  # None: the end marker
         self.unsent: list[_Entry] = []  # ids assigned, not yet acknowledged by Redis
         self.base: EventKey | None = None  # the stream's last entry when this host opened it
@@ -122,19 +127,30 @@ class _Entry:
 # the same n, a later ms). XADD alone would take a later ms with any n from a second writer.
 # ARGV: maxlen, ttl, resumable flag, how many entries at the front were sent before (a
 # connection broke: if the stream has them, they are skipped), whether to set the TTLs (they
-# are set anyway on a new stream: Redis may have restarted unseen), then id, name, data per
-# entry. Answers {count} when all are in, or {k, error}: entry k does not follow.
+# are set anyway on a new stream: Redis may have restarted unseen), the writer's attempt (0:
+# not fenced; KEYS[3] keeps the highest that wrote, issue 26), then id, name, data per entry.
+# Answers {count} when all are in, {k, error}: entry k does not follow, or {-1, error}: a
+# later attempt wrote the stream (nothing was written).
 _APPEND = """
 local function parse(id)
   local ms, n = string.match(id, '^(%d+)-(%d+)$')
   return tonumber(ms), tonumber(n)
 end
+local attempt = tonumber(ARGV[6])
+if attempt > 0 then
+  local seen = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if seen > attempt then
+    return {-1, 'attempt ' .. attempt .. ' is stale: attempt ' .. seen .. ' wrote'}
+  elseif seen < attempt then
+    redis.call('SET', KEYS[3], attempt, 'EX', ARGV[2])
+  end
+end
 local top_ms, top_n
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
 if top then top_ms, top_n = parse(top[1]) end
 local retried = tonumber(ARGV[4])
-for i = 6, #ARGV, 3 do
-  local k = (i - 6) / 3
+for i = 7, #ARGV, 3 do
+  local k = (i - 7) / 3
   local ms, n = parse(ARGV[i])
   local done = top_ms and (ms < top_ms or (ms == top_ms and n <= top_n))
   if done and k < retried then
@@ -154,8 +170,9 @@ end
 if ARGV[5] == '1' or not top then
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
 end
-return {(#ARGV - 5) / 3}
+return {(#ARGV - 6) / 3}
 """
 
 
@@ -193,15 +210,18 @@ class RedisBroker:
 
     # -- the Broker protocol --------------------------------------------------------------------
 
-    def open(self, run_id: str, *, resumable: bool = False) -> None:
+    def open(self, run_id: str, *, resumable: bool = False, attempt: int = 0) -> None:
+        """Start (or go on with) a run's stream here; `attempt`: the attempt that publishes
+        (its events are dropped once a later attempt wrote, issue 26), 0 for none."""
         run = self._runs.get(run_id)
         if run is None:
-            self._runs[run_id] = run = _Run(resumable)
+            self._runs[run_id] = run = _Run(resumable, attempt)
             if len(self._runs) > self._evict_at:
                 self._evict()
         else:  # a retried run (new attempt) on this host goes on after its end marker
             run.closed = False
             run.resumable = run.resumable or resumable
+            run.attempt = attempt or run.attempt
         self._mark(run_id, run)
 
     def has_subscribers(self, run_id: str) -> bool:
@@ -366,7 +386,7 @@ class RedisBroker:
 
     async def _delete(self) -> None:
         if self._deletes:
-            await self._client.delete(*(k for i in self._deletes for k in self._keys(i)))
+            await self._client.delete(*(k for i in self._deletes for k in self._all_keys(i)))
             self._deletes.clear()
 
     async def _bases(self, dirty: list[tuple[str, _Run]]) -> None:
@@ -408,10 +428,10 @@ class RedisBroker:
                 retried = sum(1 for e in entries if e.maybe_written)  # a prefix
                 force = closing or not run.expiring
                 args: list[Any] = [self._maxlen, ttl, b"1" if run.resumable else b"0", retried,
-                                   int(force)]
+                                   int(force), run.attempt]
                 for entry in entries:
                     args += (entry.id, entry.name, entry.data)
-                pipe.eval(_APPEND, 2, *self._keys(run_id), *args)
+                pipe.eval(_APPEND, 3, *self._all_keys(run_id), *args)
                 sent.append((run_id, run, entries, force))
             if not sent:
                 return
@@ -453,6 +473,9 @@ class RedisBroker:
                     entry.maybe_written = True
                 self._dirty.setdefault(run_id, run)
                 continue
+            if int(reply[0]) < 0:
+                self._stale(run_id, run, reply[1])
+                continue
             if len(reply) > 1:
                 # another host wrote this run's stream meanwhile (a stale attempt): the
                 # entries from there on are numbered again after its end
@@ -470,6 +493,17 @@ class RedisBroker:
                 del self._runs[run_id]  # flushed to its end: nothing of it stays here
         if failed is not None:
             raise failed
+
+    def _stale(self, run_id: str, run: _Run, error: object) -> None:
+        """A later attempt of the run wrote its stream (issue 26): this one's events go."""
+        logger.warning("Run %s: events of a stale attempt dropped (%s)", run_id,
+                       error.decode() if isinstance(error, bytes) else error)
+        run.unsent = []
+        run.queue.clear()
+        run.closed = True
+        run.resolved.set()
+        if self._runs.get(run_id) is run:
+            del self._runs[run_id]
 
     def _requeue(self, run_id: str, run: _Run, error: object) -> None:
         """Ids taken by another writer (or a guessed base was wrong: a retried run): re-read
@@ -489,13 +523,17 @@ class RedisBroker:
             return
         async with self._client.pipeline(transaction=False) as pipe:
             for run_id in open_runs:
-                for key in self._keys(run_id):
+                for key in self._all_keys(run_id):
                     pipe.expire(key, self._open_ttl)
             await pipe.execute()
 
     def _keys(self, run_id: str) -> tuple[str, str]:
         """The run's stream and its `resumable` flag."""
         return f"{self._prefix}{run_id}", f"{self._prefix}{run_id}:resumable"
+
+    def _all_keys(self, run_id: str) -> tuple[str, str, str]:
+        """`_keys` and the highest attempt that wrote the stream (issue 26)."""
+        return (*self._keys(run_id), f"{self._prefix}{run_id}:attempt")
 
 
 class _Unreadable(Exception):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,10 @@ class Heartbeat:
     `on_cancel(run_id, action)` runs on the server loop once per run when a cancel flag shows
     up; `on_lost(run_id)` when an attempt is no longer this host's (its lease lapsed and the
     reaper took it back): that attempt is stale and should stop.
+
+    `holds(run_id)` answers from this host's own clock whether the attempt's lease still runs
+    (issue 26): a host that was paused past its lease (a VM stall, SIGSTOP) knows it lost the
+    run before its first write after resuming, without waiting for a beat to tell it.
     """
 
     def __init__(self, url: str, ledger: Ledger, *, interval: float,
@@ -43,6 +48,9 @@ class Heartbeat:
         self._on_lost = on_lost
         self._options = connect_options or {}
         self._tracked: dict[str, uuid.UUID] = {}
+        # Until when each attempt's lease runs by this host's monotonic clock: from the moment
+        # its claim or last renewal was SENT, so never later than the database's `lease_until`.
+        self._deadlines: dict[str, float] = {}
         self._flagged: set[str] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -50,14 +58,24 @@ class Heartbeat:
         self._server_loop: asyncio.AbstractEventLoop | None = None
         self.beats = 0  # completed renewals (observability, tests)
 
-    def track(self, run_id: str, token: uuid.UUID) -> None:
+    def track(self, run_id: str, token: uuid.UUID, since: float | None = None) -> None:
+        """Keep the attempt's lease; `since`: when its claim was sent (`time.monotonic()`)."""
         with self._lock:
             self._tracked[run_id] = token
+            start = time.monotonic() if since is None else since
+            self._deadlines[run_id] = start + self._ledger.lease
 
     def untrack(self, run_id: str) -> None:
         with self._lock:
             self._tracked.pop(run_id, None)
+            self._deadlines.pop(run_id, None)
             self._flagged.discard(run_id)
+
+    def holds(self, run_id: str, token: uuid.UUID) -> bool:
+        """Whether the attempt's lease still runs, by this host's clock (thread-safe, no I/O)."""
+        deadline = self._deadlines.get(run_id)
+        return (deadline is not None and self._tracked.get(run_id) == token
+                and time.monotonic() < deadline)
 
     def start(self) -> None:
         """Start beating; call from the server loop (callbacks are delivered there)."""
@@ -100,13 +118,28 @@ class Heartbeat:
     async def _beat(self, conn: asyncpg.Connection) -> None:
         with self._lock:
             claims = list(self._tracked.items())
+        sent = time.monotonic()
         found = await self._ledger.renew(conn, claims)
         self.beats += 1
+        self._renewed(claims, found, sent + self._ledger.lease)
         for run_id, _ in claims:
             if run_id not in found:
                 self._deliver(self._lost, run_id)
             elif (action := found[run_id]) is not None:
                 self._deliver(self._cancelled, run_id, action)
+
+    def _renewed(self, claims: list[tuple[str, uuid.UUID]], found: dict[str, str | None],
+                 deadline: float) -> None:
+        """Leases renewed run until `deadline`; a lost one ends now, before the server loop
+        hears of it (an attempt's next write asks `holds`)."""
+        with self._lock:
+            for run_id, token in claims:
+                if self._tracked.get(run_id) != token:
+                    continue  # finished (or claimed again) meanwhile
+                if run_id in found:
+                    self._deadlines[run_id] = deadline
+                else:
+                    self._deadlines.pop(run_id, None)
 
     def _lost(self, run_id: str) -> None:
         with self._lock:

@@ -25,7 +25,8 @@ from ._jsonb import no_nul
 from ._schema import COMPONENT, MIGRATIONS
 
 __all__ = [
-    "BUDGET", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED", "Reaped",
+    "BUDGET", "FENCE", "Claim", "Enqueued", "Finished", "Ledger", "REAPER_LOCK", "REJECTED",
+    "Reaped",
 ]
 
 BUDGET = 3  # attempts a run may start (issue 19 §3); the reaper ends it after the last one
@@ -35,6 +36,15 @@ REJECTED = (
     "multitask strategy."
 )
 _INFLIGHT = ("pending", "running")
+# The checkpoint saver's fence of an attempt (issue 26, `checkpoints.Fence`; `fence` is
+# [run_id, token]): its writes are stored only while its token is the running run's. The row
+# is locked FOR KEY SHARE for the write's statement: the reaper's FOR UPDATE then waits for
+# the write, or the write waits for the reaper and sees the run taken back. Renewals and
+# the attempt's own end (no key change) do not wait for it.
+FENCE = (
+    "EXISTS (SELECT 1 FROM server_runs WHERE run_id = fence->>0 "
+    "AND token = (fence->>1)::uuid AND status = 'running' FOR KEY SHARE)"
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 import asyncpg
 
+from checkpoints import Fence
 from checkpoints.postgres_files import connect_options
 
 from ..attempt import (
@@ -40,7 +41,7 @@ from ..metrics import WaitHistogram, queue_wait
 from ..records import now
 from ..schemas import Run, Thread
 from .leases import Heartbeat
-from .ledger import Claim, Enqueued, Ledger, Reaped
+from .ledger import FENCE, Claim, Enqueued, Ledger, Reaped
 from .queue_stats import queue_stats
 
 __all__ = ["ClusterQueue"]
@@ -232,6 +233,7 @@ class ClusterQueue:
         """Enqueue a thread run; None when its enqueue claimed it for this host and it started
         here (a free worker slot is taken first and given back when it was not)."""
         slot = self._free_slot()
+        sent = time.monotonic()  # a claim's lease runs from here by this host's clock
         try:
             # Shielded: a run claimed for this host by the statement must be started here
             # even if the request was cancelled meanwhile (else it waits for its lease).
@@ -246,7 +248,7 @@ class ClusterQueue:
             raise
         if done.claim is not None:
             if self._tasks is not None:
-                self._start(self._tasks, done.claim)
+                self._start(self._tasks, done.claim, sent)
                 return None
             await ledger.release([done.claim])  # stopped serving meanwhile: pending again
         if slot:
@@ -308,22 +310,34 @@ class ClusterQueue:
             return True, True
         if self._draining:
             return False, False
+        sent = time.monotonic()
         claim = await self.ledger.claim() if self.ledger is not None else None
         if claim is None:
             return False, False
-        self._start(tg, claim)
+        self._start(tg, claim, sent)
         return True, claim.more
 
-    def _start(self, tg: anyio.abc.TaskGroup, claim: Claim) -> None:
-        """Run a claimed attempt here (its worker slot is taken)."""
+    def _start(self, tg: anyio.abc.TaskGroup, claim: Claim, sent: float) -> None:
+        """Run a claimed attempt here (its worker slot is taken; its claim was sent at
+        `sent`, by `time.monotonic()`)."""
         if not claim.claimed_before:  # a retried run waited while it ran before
             self.waits.observe(queue_wait(claim.run))
-        active = Active(anyio.CancelScope())
+        active = Active(anyio.CancelScope(), fence=self._fence(claim))
         self._active[claim.run.run_id] = active
         self._claims[claim.run.run_id] = claim
         assert self._heartbeat is not None
-        self._heartbeat.track(claim.run.run_id, claim.token)
+        self._heartbeat.track(claim.run.run_id, claim.token, sent)
         tg.start_soon(self._run_claim, claim, active)
+
+    def _fence(self, claim: Claim) -> Fence | None:
+        """The attempt's right to write (issue 26): its checkpoints are stored only while its
+        token is the run's (checked in the statement that stores them, `ledger.FENCE`), and
+        none is even sent once its lease ran out by this host's clock."""
+        if not hasattr(self.state.saver, "fenced"):
+            return None
+        heartbeat, run_id, token = self._heartbeat, claim.run.run_id, claim.token
+        assert heartbeat is not None
+        return Fence(FENCE, (run_id, str(token)), holds=lambda: heartbeat.holds(run_id, token))
 
     def _due_stateless(self) -> Run | None:
         clock = time.monotonic()
@@ -350,6 +364,10 @@ class ClusterQueue:
                 self._stop(run_id, claim.cancel_action)
             others = await self._attempt(claim, active)
         except Exception as error:  # the graph's errors are handled inside; this is ours
+            if _refused(active):  # a stale attempt stops; the run's owner ends it (issue 26)
+                logger.warning("Run %s: stale attempt stopped (%s)", run_id, error)
+                await self._refused(run_id)
+                return
             logger.exception("Run %s failed in the queue", run_id)
             outcome = failure(error)
             self.state.broker.publish(run_id, "error", dumps(outcome.error))
@@ -376,7 +394,8 @@ class ClusterQueue:
         state = self.state
         assert self.ledger is not None
         run = claim.run if claim.started else self._started(claim.run, claim.attempt)
-        state.broker.open(run.run_id, resumable=is_resumable(run.kwargs))
+        # Its events are dropped once a later attempt wrote the stream (issue 26).
+        state.broker.open(run.run_id, resumable=is_resumable(run.kwargs), attempt=claim.attempt)
         if not claim.started and not await self.ledger.started(claim, run):
             await self._stale(run.run_id)
             return True
@@ -394,7 +413,21 @@ class ClusterQueue:
             return True
         if active.action in _STOPPED:
             return True
+        if _refused(active):
+            # Stale (issue 26): a write was refused or the lease ran out; the run's owner, or
+            # the reaper once the lease lapsed, ends it. Nothing of this attempt is written.
+            logger.warning("Run %s: stale attempt stopped (its lease ran out)", run.run_id)
+            await self._refused(run.run_id)
+            return True
         return await self._settle(claim, run, outcome, active)
+
+    async def _refused(self, run_id: str) -> None:
+        """A stale attempt stopped: its run may be gone (its thread was deleted), then nobody
+        else ends its stream and waiters (`_stale`)."""
+        try:
+            await self._stale(run_id)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            logger.warning("Run %s: stale attempt not closed out: %s", run_id, error)
 
     async def _settle(self, claim: Claim, run: Run, outcome: Outcome, active: Active, *,
                       values: bool = True) -> bool:
@@ -676,6 +709,11 @@ class ClusterQueue:
             return 1
         found = await (await self.open()).state(run_id)
         return max(1, found[2]) if found is not None else 1
+
+
+def _refused(active: Active) -> bool:
+    """Whether the attempt lost its right to write (issue 26): it must not end the run."""
+    return active.fence is not None and not active.fence.holds()
 
 
 def _stored(outcome: Outcome) -> dict[str, Any]:

@@ -418,3 +418,29 @@ async def test_unwatched_retried_run_continues_its_stream(
         assert ids == sorted(ids, key=lambda raw: tuple(map(int, raw.split(b"-"))))
     assert "written by another host" not in caplog.text
     await client.aclose()
+
+
+async def test_a_stale_attempts_events_are_dropped_once_a_later_attempt_wrote(
+        redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 26: a host that stalled past its lease flushes what it buffered for its attempt
+    after the run's next attempt (on another host) wrote the stream: those events go nowhere
+    instead of being numbered again after the new attempt's. Before it, they were in."""
+    async with brokers(redis_url, 3) as ([a, b, c], _), Redis.from_url(redis_url) as client:
+        a.open(RUN, resumable=True, attempt=1)
+        for i in range(3):
+            a.publish(RUN, "values", data(i))
+        await until_flushed(client, RUN, 3)
+        b.open(RUN, resumable=True, attempt=2)  # the reaper gave the run to B
+        for i in range(3, 6):
+            b.publish(RUN, "values", data(i))
+        await until_flushed(client, RUN, 6)
+        with caplog.at_level(logging.WARNING):
+            for i in range(100, 103):  # A resumes and flushes what it held
+                a.publish(RUN, "values", data(i))
+            with anyio.fail_after(5):
+                while "stale attempt" not in caplog.text:
+                    await anyio.sleep(0.005)
+        b.close(RUN)
+        assert numbers(await read_all(c.attach(RUN, last_event_id="-1"))) == list(range(6))
+        assert await client.get(f"graphrun:run:{RUN}:attempt") == b"2"
+        assert await client.ttl(f"graphrun:run:{RUN}:attempt") > 0

@@ -64,3 +64,37 @@ async def test_heartbeat_reads_back_cancel_flags_and_lost_attempts(pg_url: str) 
             beat.stop()
         assert cancels == [(first.run.run_id, "rollback")]
         assert lost == [second.run.run_id]
+
+
+async def test_an_attempt_knows_by_its_own_clock_when_its_lease_ran_out(pg_url: str) -> None:
+    """Issue 26: `holds` says whether the lease still runs without a round trip, so a host
+    resuming from a stall longer than its lease stops before its next write: renewals extend
+    it, a lapse without them ends it, and a lost attempt (another token) ends at once."""
+    async with ledger(pg_url, lease=1.0) as book:
+        for t in ("t", "u"):
+            await book.enqueue(run(t), thread(t), now())
+        first, second = await book.claim(), await book.claim()
+        assert first is not None and second is not None
+        beat = Heartbeat(pg_url, book, interval=0.1, on_cancel=lambda *a: None,
+                         on_lost=lambda *a: None)
+        beat.start()
+        try:
+            since = time.monotonic()
+            beat.track(first.run.run_id, first.token, since)
+            beat.track(second.run.run_id, second.token, since)
+            assert not beat.holds(first.run.run_id, second.token)  # not this attempt's token
+            while time.monotonic() < since + 1.5:  # renewed past the first lease
+                assert beat.holds(first.run.run_id, first.token)
+                await asyncio.sleep(0.05)
+            await rows(pg_url, "UPDATE server_runs SET token = gen_random_uuid() "
+                               "WHERE run_id = $1", second.run.run_id)  # another host's now
+            deadline = time.monotonic() + 5
+            while beat.holds(second.run.run_id, second.token):
+                assert time.monotonic() < deadline, "the lost attempt still holds"
+                await asyncio.sleep(0.02)
+        finally:
+            beat.stop()  # no more renewals: as a host stalled past its lease
+        deadline = time.monotonic() + 5
+        while beat.holds(first.run.run_id, first.token):
+            assert time.monotonic() < deadline, "the lease never ran out"
+            await asyncio.sleep(0.05)
