@@ -232,7 +232,11 @@ class RunQueue:
                 [await self._thread_after(thread, outcome, finished=run.run_id)]
                 if thread is not None else []
             )
-            await records.put_runs([updated], threads)
+            # no await between this check and the write (the embedded records never suspend)
+            if await records.get_run(run.run_id) is not None:
+                await records.put_runs([updated], threads)
+            else:  # deleted with its thread meanwhile (issue 31): it stays deleted
+                await state.saver.adelete_thread(run.thread_id)
             run = updated
         self._outcomes[run.run_id] = outcome
         self._stateless.pop(run.run_id, None)
@@ -286,6 +290,7 @@ class RunQueue:
         if active is not None:
             active.action = action
             active.scope.cancel()
+            await self._read_interrupted(run_id)
             return
         run = await self.state.records.get_run(run_id) or self._stateless.get(run_id)
         if run is None or run.status not in ("pending",):
@@ -297,6 +302,13 @@ class RunQueue:
             )
         finally:
             self._active.pop(run_id, None)
+
+    async def _read_interrupted(self, run_id: str) -> None:
+        """A cancelled run reads `interrupted` at once, as the reference's (issue 31), while
+        its worker winds it down (`_finish` writes its record again)."""
+        run = await self.state.records.get_run(run_id)
+        if run is not None and run.status == "running":
+            await self.state.records.put_run(with_(run, status="interrupted", updated_at=now()))
 
     async def wait(self, run_id: str) -> Outcome | None:
         done = self._done.get(run_id)
