@@ -156,6 +156,10 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
             t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
             for t in current.tasks if t.interrupts
         }
+    if (outcome.error or {}).get("error") == "UserRollback":
+        # the reference ends a rolled-back run without a checkpoint: never `interrupted`
+        # (issue 31), whatever the run before it left pending
+        has_next, interrupts = False, {}
     if others:
         status = "busy"
     elif outcome.status in ("error", "timeout"):

@@ -223,7 +223,12 @@ class RunQueue:
     async def _finish(self, run: Run, outcome: Outcome, stateless: bool, active: Active) -> None:
         state = self.state
         records = state.records
-        if active.action == "rollback" and not stateless:
+        if active.action == "delete" and not stateless:
+            # its thread is being deleted (issue 31): write nothing that would bring it back,
+            # and drop the checkpoints its last step saved after the thread's were deleted
+            await state.saver.adelete_thread(run.thread_id)
+            outcome = cancelled("interrupt")
+        elif active.action == "rollback" and not stateless:
             await self._rollback(run)
         elif not stateless:
             updated = with_(run, status=outcome.status, updated_at=now())
@@ -232,11 +237,7 @@ class RunQueue:
                 [await self._thread_after(thread, outcome, finished=run.run_id)]
                 if thread is not None else []
             )
-            # no await between this check and the write (the embedded records never suspend)
-            if await records.get_run(run.run_id) is not None:
-                await records.put_runs([updated], threads)
-            else:  # deleted with its thread meanwhile (issue 31): it stays deleted
-                await state.saver.adelete_thread(run.thread_id)
+            await records.put_runs([updated], threads)
             run = updated
         self._outcomes[run.run_id] = outcome
         self._stateless.pop(run.run_id, None)
@@ -285,7 +286,8 @@ class RunQueue:
     # -- control --------------------------------------------------------------------------------
 
     async def cancel(self, run_id: str, action: str = "interrupt") -> None:
-        """Stop a run: a running one is cancelled, a pending one never starts."""
+        """Stop a run: a running one is cancelled, a pending one never starts. `delete`: as
+        `interrupt`, for a run whose thread is being deleted (its end writes no record)."""
         active = self._active.get(run_id)
         if active is not None:
             active.action = action

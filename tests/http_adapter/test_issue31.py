@@ -149,12 +149,20 @@ def test_cancel_without_waiting_reads_interrupted_at_once(client: Any) -> None:
     _wait_for(lambda: client.threads.get(thread_id)["status"] == "interrupted")
 
 
+def _cancelled_while_running(client: Any, thread_id: str, action: str) -> None:
+    run = client.runs.create(thread_id, "hold", input={"wait": True})
+    _wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
+    client.runs.cancel(thread_id, run["run_id"], wait=True, action=action)
+
+
 def test_cancel_with_rollback_leaves_the_thread_idle(client: Any) -> None:
     thread_id = client.threads.create()["thread_id"]
     client.runs.wait(thread_id, "hold", input={})
-    run = client.runs.create(thread_id, "hold", input={"wait": True})
-    _wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
-    client.runs.cancel(thread_id, run["run_id"], wait=True, action="rollback")
+    _cancelled_while_running(client, thread_id, "interrupt")  # the thread waits at `hold`
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    _cancelled_while_running(client, thread_id, "rollback")
     thread = client.threads.get(thread_id)
+    # the reference ends a rolled-back run with no checkpoint of its own: the thread is idle
     assert thread["status"] == "idle", thread
-    assert thread["values"] == {"seen": ["held"]}
+    assert thread["values"] == {"seen": ["held"], "wait": True}  # the interrupted run's input
+
