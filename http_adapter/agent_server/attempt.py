@@ -78,7 +78,9 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
             return await _stream(state, run, active, graph, (value, config, options),
                                  stateless=stateless, attempt=attempt, resume=resume)
     except ServerError as error:  # the graph failed to load (issue 31): the run ends in error
-        detail = {"error": type(error.__cause__ or error).__name__, "message": str(error.detail)}
+        cause = error.__cause__  # what the factory raised; the reference's run reports it
+        detail = ({"error": type(cause).__name__, "message": str(cause)} if cause is not None
+                  else {"error": type(error).__name__, "message": str(error.detail)})
         state.broker.publish(run.run_id, "error", dumps(detail))
         return Outcome("error", error=detail)
 
