@@ -13,8 +13,8 @@ from typing import Any
 
 from engine import CompiledStateGraph
 
-from .._graph_spec import NotAGraph, compile_graph, is_factory, open_graph
-from ..server_runtime import ExecutionRuntime
+from .._graph_spec import NotAGraph, is_factory, open_graph
+from ..server_runtime import ExecutionRuntime, ReadRuntime
 from .backends import build_parts
 from .errors import FailedDependency, NotFound, UnprocessableEntity
 from .records import RecordStore, now
@@ -134,7 +134,9 @@ class ServerState:
         spec = self.settings.graphs.get(graph_id)
         if spec is None:
             raise NotFound(f"Graph '{graph_id}' not found")
-        async with _loading(graph_id, _compiled(spec)) as graph:
+        # the graph's shape (schemas, drawing, state reads): a factory is called once for it
+        runtime = ReadRuntime(access_context="assistants.read", store=self.store)
+        async with _loading(graph_id, open_graph(spec, {"configurable": {}}, runtime)) as graph:
             return graph
 
     async def assistant(self, assistant_id: str) -> Assistant:
@@ -145,11 +147,6 @@ class ServerState:
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found
-
-
-@contextlib.asynccontextmanager
-async def _compiled(spec: Any) -> AsyncIterator[CompiledStateGraph]:
-    yield await compile_graph(spec)
 
 
 @contextlib.asynccontextmanager
