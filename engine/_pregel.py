@@ -26,6 +26,7 @@ from ._config import merge_config
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
+from ._runtime_context import run_context
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -115,7 +116,10 @@ class CompiledStateGraph:
             parent_task=scope.task if scope is not None else None,
             checkpointer=self._saver_for(parent),
             store=self.store if self.store is not None or parent is None else parent.store,
-            context=kwargs.get("context") if parent is None else parent.context,
+            context=run_context(
+                self.plan.context_schema, kwargs.get("context"),
+                parent.context if parent is not None else None,
+            ),
             interrupt_before=tuple(before) if before is not None else self.plan.interrupt_before,
             interrupt_after=tuple(after) if after is not None else self.plan.interrupt_after,
             # A subgraph saves as its root does unless told otherwise (as LangGraph).

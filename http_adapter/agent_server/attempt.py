@@ -18,8 +18,10 @@ import msgspec
 
 from .._tracebacks import user_traceback
 from .encode import dumps, plain
+from .errors import ServerError
 from .executor import (
-    Outcome, engine_args, engine_modes, is_resumable, metadata_event, stream_modes, wire_events,
+    Outcome, engine_args, engine_modes, is_resumable, metadata_event, schema_context,
+    stream_modes, wire_events,
 )
 from .records import now
 from .schemas import Run, Thread
@@ -68,20 +70,36 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     (finished steps are not run again) instead of starting over from its input.
     """
     assistant = await state.assistant(run.assistant_id)
-    graph = await state.graph(assistant.graph_id, stateless=stateless)
-    fence = active.fence
-    if fence is not None and not stateless:  # issue 26: this attempt's writes carry its fence
-        graph = graph.copy(checkpointer=state.saver.fenced(fence))
     value, config, options = engine_args(
         run, assistant, thread_id=None if stateless else run.thread_id, attempt=attempt,
         api_url=state.settings.api_url,
     )
+    try:
+        async with state.run_graph(assistant.graph_id, stateless=stateless, config=config,
+                                   context=options["context"]) as graph:
+            options["context"] = schema_context(options["context"], graph)
+            if active.fence is not None and not stateless:  # issue 26: writes carry the fence
+                graph = graph.copy(checkpointer=state.saver.fenced(active.fence))
+            return await _stream(state, run, active, graph, (value, config, options),
+                                 stateless=stateless, attempt=attempt, resume=resume)
+    except ServerError as error:  # the graph failed to load (issue 31): the run ends in error
+        cause = error.__cause__  # what the factory raised; the reference's run reports it
+        detail = ({"error": type(cause).__name__, "message": str(cause)} if cause is not None
+                  else {"error": type(error).__name__, "message": str(error.detail)})
+        state.broker.publish(run.run_id, "error", dumps(detail))
+        return Outcome("error", error=detail)
+
+
+async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[Any, ...], *,
+                  stateless: bool, attempt: int, resume: bool) -> Outcome:
+    value, config, options = args
     if resume and not stateless:
         value = await resume_input(state.saver, run, value)
     modes = stream_modes(run.kwargs)
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
     convert = wire_events(modes, options["subgraphs"])
+    fence = active.fence
     publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
     publish(run.run_id, *metadata_event(run.run_id, attempt))
     subgraphs = options["subgraphs"]
@@ -147,8 +165,7 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     graph_id = (thread.metadata or {}).get("graph_id")
     current = None
     if graph_id in state.settings.graphs:
-        graph = await state.graph(graph_id)
-        current = await graph.aget_state({"configurable": {"thread_id": thread.thread_id}})
+        current = await _current_state(state, graph_id, thread.thread_id)
     # One read of the latest checkpoint (a snapshot without metadata: the thread has none, and
     # the run's own values stand); it was two, 3 round trips each on PostgreSQL.
     if current is not None and current.metadata is not None:
@@ -158,6 +175,10 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
             t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
             for t in current.tasks if t.interrupts
         }
+    if (outcome.error or {}).get("error") == "UserRollback":
+        # the reference ends a rolled-back run without a checkpoint: never `interrupted`
+        # (issue 31), whatever the run before it left pending
+        has_next, interrupts = False, {}
     if others:
         status = "busy"
     elif outcome.status in ("error", "timeout"):
@@ -171,6 +192,16 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
         thread, status=status, values=plain(values), interrupts=plain(interrupts),
         error=outcome.error, updated_at=stamp, state_updated_at=stamp,
     )
+
+
+async def _current_state(state: Any, graph_id: str, thread_id: str) -> Any:
+    """The thread's latest state, or None when its graph fails to load (issue 31: the run
+    still ends and frees its thread; its own values and error stand)."""
+    try:
+        graph = await state.graph(graph_id)
+    except ServerError:
+        return None
+    return await graph.aget_state({"configurable": {"thread_id": thread_id}})
 
 
 async def drop_checkpoints(saver: Any, run: Run) -> None:

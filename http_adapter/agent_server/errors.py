@@ -24,6 +24,7 @@ from checkpoints import DamagedCheckpointError
 __all__ = [
     "BadRequest",
     "Conflict",
+    "FailedDependency",
     "LastResort",
     "NotFound",
     "ServerError",
@@ -58,6 +59,12 @@ class Conflict(ServerError):
 
 class UnprocessableEntity(ServerError):
     status = 422
+
+
+class FailedDependency(ServerError):
+    """Something the request needs could not be made: a graph that fails to load (issue 31)."""
+
+    status = 424
 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:

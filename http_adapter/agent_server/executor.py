@@ -31,6 +31,7 @@ __all__ = [
     "is_resumable",
     "message_json",
     "metadata_event",
+    "schema_context",
     "stream_modes",
     "wire_events",
 ]
@@ -148,7 +149,8 @@ def engine_args(
     config["metadata"] = metadata
     config["run_id"] = run.run_id
     options: dict[str, Any] = {
-        "context": {**(assistant.context or {}), **(kwargs.get("context") or {})} or None,
+        # always a dict, as the reference: `{}` builds the graph's context schema (issue 31)
+        "context": {**(assistant.context or {}), **(kwargs.get("context") or {})},
         "subgraphs": bool(kwargs.get("subgraphs", kwargs.get("stream_subgraphs"))),
     }
     for key in ("interrupt_before", "interrupt_after", "durability"):
@@ -158,6 +160,28 @@ def engine_args(
     if kwargs.get("checkpoint_during") is False and kwargs.get("durability") is None:
         options["durability"] = "exit"
     return _input(kwargs), config, options
+
+
+def schema_context(context: dict[str, Any], graph: Any) -> dict[str, Any]:
+    """The run's context without the keys its graph's context schema does not name, as the
+    reference filters it (issue 31: `configurable` stands for the context and carries more)."""
+    builder = getattr(graph, "builder", None)
+    keys = _schema_keys(getattr(builder, "context_schema", None))
+    if not context or not keys:
+        return context
+    return {k: v for k, v in context.items() if k in keys}
+
+
+def _schema_keys(schema: Any) -> frozenset[str]:
+    """The field names of a dataclass, pydantic model or TypedDict schema (empty: unknown)."""
+    if schema is None:
+        return frozenset()
+    if dataclasses.is_dataclass(schema):
+        return frozenset(f.name for f in dataclasses.fields(schema))
+    fields = getattr(schema, "model_fields", None)  # pydantic: its aliases are names too
+    if isinstance(fields, dict):
+        return frozenset(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
+    return frozenset(getattr(schema, "__annotations__", None) or ())
 
 
 def _input(kwargs: dict[str, Any]) -> Any:

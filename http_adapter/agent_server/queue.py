@@ -240,7 +240,12 @@ class RunQueue:
     async def _finish(self, run: Run, outcome: Outcome, stateless: bool, active: Active) -> None:
         state = self.state
         records = state.records
-        if active.action == "rollback" and not stateless:
+        if active.action == "delete" and not stateless:
+            # its thread is being deleted (issue 31): write nothing that would bring it back,
+            # and drop the checkpoints its last step saved after the thread's were deleted
+            await state.saver.adelete_thread(run.thread_id)
+            outcome = cancelled("interrupt")
+        elif active.action == "rollback" and not stateless:
             await self._rollback(run)
         elif not stateless:
             updated = with_(run, status=outcome.status, updated_at=now())
@@ -310,11 +315,13 @@ class RunQueue:
     # -- control --------------------------------------------------------------------------------
 
     async def cancel(self, run_id: str, action: str = "interrupt") -> None:
-        """Stop a run: a running one is cancelled, a pending one never starts."""
+        """Stop a run: a running one is cancelled, a pending one never starts. `delete`: as
+        `interrupt`, for a run whose thread is being deleted (its end writes no record)."""
         active = self._active.get(run_id)
         if active is not None:
             active.action = action
             active.scope.cancel()
+            await self._read_interrupted(run_id)
             return
         run = await self.state.records.get_run(run_id) or self._stateless.get(run_id)
         if run is None or run.status not in ("pending",):
@@ -326,6 +333,13 @@ class RunQueue:
             )
         finally:
             self._active.pop(run_id, None)
+
+    async def _read_interrupted(self, run_id: str) -> None:
+        """A cancelled run reads `interrupted` at once, as the reference's (issue 31), while
+        its worker winds it down (`_finish` writes its record again)."""
+        run = await self.state.records.get_run(run_id)
+        if run is not None and run.status == "running":
+            await self.state.records.put_run(with_(run, status="interrupted", updated_at=now()))
 
     async def wait(self, run_id: str) -> Outcome | None:
         done = self._done.get(run_id)

@@ -6,14 +6,17 @@ Which back end the parts are (SQLite, or PostgreSQL + Redis) is `backends.py`'s 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 from engine import CompiledStateGraph
 
-from .._graph_spec import NotAGraph, compile_graph
+from .._graph_spec import NotAGraph, is_factory, open_graph
+from ..server_runtime import ExecutionRuntime, ReadRuntime
 from .backends import build_parts
-from .errors import NotFound, UnprocessableEntity
+from .errors import FailedDependency, NotFound, UnprocessableEntity
 from .loops import Failing
 from .records import RecordStore, now
 from .schemas import Assistant
@@ -113,16 +116,33 @@ class ServerState:
             cache[graph_id] = graph
         return graph
 
+    @contextlib.asynccontextmanager
+    async def run_graph(
+        self, graph_id: str, *, stateless: bool, config: dict[str, Any], context: Any,
+    ) -> AsyncIterator[CompiledStateGraph]:
+        """The graph a run executes: a factory is called for this run (with its config and an
+        `ExecutionRuntime` carrying its context) and, if it is a context manager, left when
+        the run ends (issue 31, as the reference); any other graph is the cached one."""
+        spec = self.settings.graphs.get(graph_id)
+        if not is_factory(spec):
+            yield await self.graph(graph_id, stateless=stateless)
+            return
+        conf = config.get("configurable") or {}
+        runtime = ExecutionRuntime(access_context="threads.create_run", store=self.store,
+                                   user=conf.get("langgraph_auth_user"), context=context)
+        async with _loading(graph_id, open_graph(spec, config, runtime)) as base:
+            graph = base.copy(checkpointer=None if stateless else self.saver, store=self.store)
+            graph.name = graph_id
+            yield graph
+
     async def _load(self, graph_id: str) -> CompiledStateGraph:
         spec = self.settings.graphs.get(graph_id)
         if spec is None:
             raise NotFound(f"Graph '{graph_id}' not found")
-        try:
-            return await compile_graph(spec)
-        except NotAGraph:
-            raise UnprocessableEntity(
-                f"Graph '{graph_id}' is not a graph or a graph factory"
-            ) from None
+        # the graph's shape (schemas, drawing, state reads): a factory is called once for it
+        runtime = ReadRuntime(access_context="assistants.read", store=self.store)
+        async with _loading(graph_id, open_graph(spec, {"configurable": {}}, runtime)) as graph:
+            return graph
 
     async def assistant(self, assistant_id: str) -> Assistant:
         """An assistant by id, or a graph id naming its built-in assistant (SPEC §3)."""
@@ -132,6 +152,25 @@ class ServerState:
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found
+
+
+@contextlib.asynccontextmanager
+async def _loading(graph_id: str, opening: Any) -> AsyncIterator[CompiledStateGraph]:
+    """Enter `opening` (a graph's loading); a failure to load becomes an error naming its cause
+    (issue 31: never a bare 500, never a run left running). Errors of the caller's block pass."""
+    stack = contextlib.AsyncExitStack()
+    try:
+        graph = await stack.enter_async_context(opening)
+    except NotAGraph as error:
+        raise UnprocessableEntity(
+            f"Graph '{graph_id}' is not a graph or a graph factory: {error}"
+        ) from None
+    except Exception as error:
+        raise FailedDependency(
+            f"Graph '{graph_id}' failed to load: {type(error).__name__}: {error}"
+        ) from error
+    async with stack:
+        yield graph
 
 
 async def _health(part: Any) -> str:

@@ -245,6 +245,8 @@ def test_cancel_interrupt_no_wait(http: httpx.Client) -> None:
     assert response.headers["content-length"] == "0"
     assert "content-type" not in response.headers
     assert wait_status(http, thread_id, run["run_id"], "interrupted")["status"] == "interrupted"
+    # the run reads `interrupted` at once (issue 31); its thread is busy until it has ended
+    http.get(f"/threads/{thread_id}/runs/{run['run_id']}/join")
     thread = http.get(f"/threads/{thread_id}").json()
     assert thread["status"] == "interrupted"  # the last checkpoint still has `next`
     assert http.get(f"/threads/{thread_id}/state").json()["next"]

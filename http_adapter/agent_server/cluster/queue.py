@@ -559,7 +559,9 @@ class ClusterQueue:
 
     async def cancel(self, run_id: str, action: str = "interrupt") -> None:
         """Stop a run, durably: its cancel flag is set in the database (the owner's heartbeat
-        and the reaper read it back) and signalled; a pending run ends at once."""
+        and the reaper read it back) and signalled; a pending run ends at once. `delete` (its
+        thread is being deleted) is `interrupt` here: a deleted run's end is refused anyway."""
+        action = "interrupt" if action == "delete" else action
         if run_id in self._stateless:
             self._cancel_stateless(run_id, action)
             return

@@ -69,6 +69,10 @@ _PUT_RUNS = """WITH r AS (
         WITH ORDINALITY AS u(i, s, w, b, n) ORDER BY n
     ON CONFLICT (thread_id) DO UPDATE SET
         status = excluded.status, updated_at = excluded.updated_at, body = excluded.body"""
+# A running run whose cancel was asked for reads `interrupted` at once, as the reference's
+# (issue 31); its `status` column stays `running` for the queue until its owner ends it.
+_SHOWN_STATUS = ("CASE WHEN status = 'running' AND cancel_action IN ('interrupt', 'rollback') "
+                 "THEN 'interrupted' ELSE status END AS status")
 _STATS = """SELECT 'a', '', count(*) FROM server_assistants
     UNION ALL SELECT 't', status, count(*) FROM server_threads GROUP BY status
     UNION ALL SELECT 'r', status, count(*) FROM server_runs GROUP BY status"""
@@ -251,7 +255,7 @@ class PgRecords:
 
     async def get_run(self, run_id: str) -> Run | None:
         row = await self.pool.fetchrow(
-            "SELECT status, body FROM server_runs WHERE run_id = $1", run_id
+            f"SELECT {_SHOWN_STATUS}, body FROM server_runs WHERE run_id = $1", run_id
         )
         return None if row is None else _run_of(row)
 
@@ -277,7 +281,7 @@ class PgRecords:
         await self.pool.execute("DELETE FROM server_runs WHERE run_id = $1", run_id)
 
     async def runs_of(self, thread_id: str, status: str | None = None) -> list[Run]:
-        query = _Query("SELECT status, body FROM server_runs")
+        query = _Query(f"SELECT {_SHOWN_STATUS}, body FROM server_runs")
         query.where("thread_id = $", thread_id)
         if status is not None:
             query.where("status = $", status)

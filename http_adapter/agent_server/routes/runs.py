@@ -111,8 +111,9 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
     """The run's `kwargs`, in the LangGraph server's shape (server_facts "Run record"); with
     custom auth the graph finds the user in `configurable` as LangGraph puts it there."""
     config = dict(payload.config or {})
+    context, given = _mirrored_context(payload.context, config.get("configurable"))
     configurable = {
-        **(config.get("configurable") or {}),
+        **given,
         "langgraph_auth_user": user.to_json() if user is not None else None,
         "langgraph_auth_user_id": user.identity if user is not None else "",
         "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
@@ -136,7 +137,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "input": payload.input,
         "command": command,
         "config": config,
-        "context": payload.context or {},
+        "context": context,
         "stream_mode": modes,
         "interrupt_before": payload.interrupt_before,
         "interrupt_after": payload.interrupt_after,
@@ -148,6 +149,16 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "checkpoint_during": True if payload.checkpoint_during is None else payload.checkpoint_during,
         "durability": payload.durability or "async",
     }
+
+
+def _mirrored_context(context: dict[str, Any] | None, configurable: dict[str, Any] | None
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(context, configurable) of a run as the reference stores them (issue 31): a given
+    context is mirrored into `configurable`, else the caller's `configurable` is the context
+    (`_check` refused both at once)."""
+    if context:
+        return dict(context), dict(context)
+    return dict(configurable or {}), dict(configurable or {})
 
 
 async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,

@@ -238,7 +238,7 @@ async def patch_thread(request: Request) -> Response:
 async def _delete(st: ServerState, thread_id: str) -> None:
     for run in await st.records.runs_of(thread_id):
         if run.status in ("pending", "running"):
-            await st.queue.cancel(run.run_id, "interrupt")
+            await st.queue.cancel(run.run_id, "delete")  # its end must not revive the thread
     await st.saver.adelete_thread(thread_id)
     await st.records.delete_thread(thread_id)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from . import (  # noqa: F401  (they register into SCENARIOS)
-    scenarios_cancel, scenarios_func, scenarios_llm, scenarios_more, scenarios_prebuilt,
+    scenarios_cancel, scenarios_context, scenarios_func, scenarios_llm, scenarios_more, scenarios_prebuilt,
     scenarios_resume,
 )
 from .harness import as_graphrun, first_difference, load_lib
