@@ -124,7 +124,7 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     except TimeoutError:
         return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
     except Exception as error:  # the graph failed: the run ends in error
-        _log_failure(run, assistant.graph_id, error)
+        _log_failure(run, config["configurable"]["graph_id"], error)
         detail = {"error": type(error).__name__, "message": str(error)}
         publish(run.run_id, "error", dumps(detail))
         return Outcome("error", error=detail)

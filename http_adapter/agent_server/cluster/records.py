@@ -295,9 +295,10 @@ class PgRecords:
             return []
         either = " OR ".join(f"status = ${n}" for n in range(1, len(wanted) + 1))
         rows = await self.pool.fetch(
-            f"SELECT status, body FROM server_runs WHERE {either} ORDER BY seq", *wanted
+            f"SELECT {_SHOWN_STATUS}, body FROM server_runs WHERE {either} ORDER BY seq", *wanted
         )
-        return [_run_of(row) for row in rows]
+        # a run whose cancel was asked for reads `interrupted` here too, as in GET (issue 31)
+        return [_run_of(row) for row in rows if row["status"] in wanted]
 
     async def stats(self) -> RecordStats:
         counts: dict[str, dict[str, int]] = {"a": {}, "t": {}, "r": {}}
