@@ -26,6 +26,7 @@ from ._config import merge_config
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
+from ._nested import nested_sink
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -95,7 +96,8 @@ class CompiledStateGraph:
             conf = config["configurable"]
             if parent.thread_id is not None:
                 conf.setdefault("thread_id", parent.thread_id)
-            sink = parent.sink
+            # a nested `stream()` yields to its caller too (issue 27); `invoke` asks no modes
+            sink = nested_sink(sink, parent.sink.children) if sink.modes else parent.sink.children
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")
         # A subgraph started by a task prepared on a checkpoint this parent run made has

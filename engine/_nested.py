@@ -1,0 +1,47 @@
+"""Streams of graphs run inside another graph's task (issue 27).
+
+A graph whose `stream()` / `astream()` is iterated inside a running task yields its chunks to
+that caller, as LangGraph 1.2.22 does: its own modes go to the caller's iterator and, when the
+enclosing stream asked for `subgraphs=True`, its chunks of the enclosing stream's modes also show
+there under the nested namespace. `custom` chunks go to the nearest stream that asks for them
+(LangGraph gives a node the nested stream's writer then, not the enclosing one's). A nested
+`invoke` asks no modes and keeps sharing the enclosing sink (`_pregel._new_run`), so this costs
+nothing unless a nested stream is iterated.
+"""
+
+from __future__ import annotations
+
+
+from ._stream import Sink, StreamItem
+
+__all__ = ["nested_sink"]
+
+_ALWAYS_UP = frozenset(("events",))
+_LANGCHAIN = frozenset(("messages", "events"))
+
+
+def nested_sink(own: Sink, outer: Sink) -> Sink:
+    """The sink of a nested streamed run: `own` (the caller's buffer) and, with `subgraphs`,
+    `outer` (what the enclosing run passes to the graphs its tasks call)."""
+    own_modes = own.modes
+    # `events` (astream_events) show every nested run, as before (issue 17)
+    up_modes = outer.modes if outer.subgraphs else outer.modes & _ALWAYS_UP
+    own_push = own.push
+    outer_push = outer.push
+
+    def push(item: StreamItem) -> None:
+        mode = item[1]
+        if mode in own_modes:
+            own_push(item)
+            if mode == "custom":
+                return
+        if mode in up_modes:
+            outer_push(item)
+
+    # An enclosing `messages` stream keeps this run's LangChain handler on (dropped by `push`
+    # when neither stream shows it): else a model called here reports to the enclosing task's
+    # handler, which took its tokens for its own (LangGraph's handler filters by namespace).
+    sink = Sink(own_modes | up_modes | (outer.modes & _LANGCHAIN), True, push)
+    # graphs called by this run's tasks reach the caller only when it asked for subgraphs
+    sink.children = sink if own.subgraphs else outer
+    return sink

@@ -1,0 +1,152 @@
+"""Parity scenarios of graphs run inside another graph's node (issue 27): a nested `stream()`
+yields to its caller, subgraphs keeping their own state, `messages` of nested graphs.
+Registered into `scenarios.SCENARIOS`."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from typing import Annotated, Any, TypedDict
+
+from .harness import Transcript
+from .scenarios import scenario
+
+
+class NestState(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+def _leaf(lib: Any, name: str) -> Any:
+    """A one-node graph writing a custom chunk, then counting."""
+
+    def step(state: NestState) -> dict[str, Any]:
+        lib.get_stream_writer()({name: state["x"]})
+        return {"x": state["x"] + 1, "log": [name]}
+
+    b = lib.StateGraph(NestState)
+    b.add_node(name, step)
+    b.add_edge(lib.START, name)
+    return b.compile()
+
+
+def _caller(lib: Any, inner: Any, seen: list[Any], kwargs: dict[str, Any]) -> Any:
+    """A graph whose node iterates `inner.stream(**kwargs)` and keeps what it yields."""
+
+    def node(state: NestState) -> dict[str, Any]:
+        seen.append(list(inner.stream({"x": state["x"], "log": []}, **kwargs)))
+        return {"log": ["n"]}
+
+    b = lib.StateGraph(NestState)
+    b.add_node("n", node)
+    b.add_edge(lib.START, "n")
+    return b.compile()
+
+
+_INNER = (
+    {"stream_mode": "updates"},
+    {"stream_mode": ["values", "custom"]},
+    {"stream_mode": "values", "subgraphs": True},
+)
+_OUTER = (
+    {"stream_mode": "updates"},
+    {"stream_mode": ["updates", "custom"], "subgraphs": True},
+    {"stream_mode": ["values", "custom"]},
+)
+
+
+@scenario
+def nested_stream_yields_to_its_caller(lib: Any) -> list[Any]:
+    """`inner.stream()` iterated in a node yields the inner chunks of its own modes to the node;
+    an outer stream with subgraphs=True shows them too (its own modes, the nested namespace),
+    but a `custom` chunk goes to the nearest stream asking for `custom` only."""
+    t = Transcript()
+    seen: list[Any] = []
+    inner = _leaf(lib, "a")
+    for i, inner_kw in enumerate(_INNER):
+        g = _caller(lib, inner, seen, inner_kw)
+        for j, outer_kw in enumerate(_OUTER):
+            seen.clear()
+            t.stream(f"outer {i}{j}", g, {"x": 0, "log": []}, **outer_kw)
+            t.add(f"inner {i}{j}", seen)
+    return t.items
+
+
+@scenario
+def nested_stream_three_levels(lib: Any) -> list[Any]:
+    """A graph streamed inside a nested stream's node: its chunks reach the middle caller only
+    when that one asked for subgraphs, and the outer stream when it did."""
+    t = Transcript()
+    seen: list[Any] = []
+    for middle_sub in (False, True):
+        middle = _caller(lib, _leaf(lib, "leaf"), [], {"stream_mode": "updates"})
+        g = _caller(lib, middle, seen, {"stream_mode": "updates", "subgraphs": middle_sub})
+        for outer_sub in (False, True):
+            seen.clear()
+            t.stream(f"outer {middle_sub} {outer_sub}", g, {"x": 0, "log": []},
+                     stream_mode="updates", subgraphs=outer_sub)
+            t.add(f"middle {middle_sub} {outer_sub}", seen)
+    return t.items
+
+
+@scenario
+def nested_astream_in_async_node(lib: Any) -> list[Any]:
+    """`astream` of a graph inside an async node yields to that node, as `stream` does."""
+    t = Transcript()
+    seen: list[Any] = []
+    inner = _leaf(lib, "a")
+
+    async def node(state: NestState) -> dict[str, Any]:
+        seen.append([c async for c in inner.astream(
+            {"x": 5, "log": []}, stream_mode=["updates", "custom"])])
+        return {"log": ["n"]}
+
+    b = lib.StateGraph(NestState)
+    b.add_node("n", node)
+    b.add_edge(lib.START, "n")
+    g = b.compile()
+
+    async def main(**kw: Any) -> list[Any]:
+        return [c async for c in g.astream({"x": 0, "log": []}, **kw)]
+
+    for kw in ({"stream_mode": "updates"}, {"stream_mode": "updates", "subgraphs": True}):
+        seen.clear()
+        t.call(f"outer {kw}", lambda kw=kw: asyncio.run(main(**kw)))
+        t.add(f"inner {kw}", seen)
+    return t.items
+
+
+@scenario
+def nested_stream_messages(lib: Any) -> list[Any]:
+    """The tokens of a chat model in a graph streamed inside a node: `stream(stream_mode=
+    "messages")` there yields them to the node; the outer `messages` stream shows them with
+    subgraphs=True only; a nested `stream("updates")` or `invoke` keeps LangGraph's streaming
+    of the model (message ids) whatever the outer stream is."""
+    from .scenarios_llm import _talker_class
+
+    t = Transcript()
+    model = _talker_class()()
+    b = lib.StateGraph(lib.MessagesState)
+    b.add_node("chat", lambda s: {"messages": [model.invoke(s["messages"])]})
+    b.add_edge(lib.START, "chat")
+    inner = b.compile()
+    seen: list[Any] = []
+    for how in ("messages", "updates", "invoke"):
+
+        def node(state: Any, how: str = how) -> dict[str, Any]:
+            if how == "invoke":
+                seen.append(inner.invoke({"messages": [("user", "hi")]})["messages"][-1])
+            else:
+                seen.append(list(inner.stream({"messages": [("user", "hi")]}, stream_mode=how)))
+            return {"messages": []}
+
+        outer = lib.StateGraph(lib.MessagesState)
+        outer.add_node("n", node)
+        outer.add_edge(lib.START, "n")
+        g = outer.compile()
+        for kw in ({"stream_mode": "messages"}, {"stream_mode": "messages", "subgraphs": True},
+                   {"stream_mode": "updates"}):
+            seen.clear()
+            t.stream(f"{how} outer {kw}", g, {"messages": []}, **kw)
+            t.add(f"{how} inner {kw}", seen)
+    return t.items
