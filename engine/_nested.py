@@ -12,9 +12,13 @@ nothing unless a nested stream is iterated.
 from __future__ import annotations
 
 
+from typing import Any
+
+from checkpoints.base import INTERRUPT
+
 from ._stream import Sink, StreamItem
 
-__all__ = ["nested_sink"]
+__all__ = ["continues_history", "nested_sink", "own_history_ns"]
 
 _ALWAYS_UP = frozenset(("events",))
 _LANGCHAIN = frozenset(("messages", "events"))
@@ -45,3 +49,16 @@ def nested_sink(own: Sink, outer: Sink) -> Sink:
     # graphs called by this run's tasks reach the caller only when it asked for subgraphs
     sink.children = sink if own.subgraphs else outer
     return sink
+
+
+def own_history_ns(ns: str) -> str:
+    """Where a subgraph compiled with `checkpointer=True` keeps its one history per thread:
+    its namespace without task ids (`inner`, `outer|inner`, a task's second call `inner|1`),
+    so each call continues the last one's state, as LangGraph does (issue 27)."""
+    return "|".join(part.split(":")[0] for part in ns.split("|"))
+
+
+def continues_history(saved: Any) -> bool:
+    """A `checkpointer=True` subgraph resumes where it stopped only when it stopped on an
+    interrupt; any other call applies its input onto the saved state (a new turn)."""
+    return any(channel == INTERRUPT for _, channel, _ in saved.pending_writes or ())

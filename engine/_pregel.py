@@ -26,7 +26,7 @@ from ._config import merge_config
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
-from ._nested import nested_sink
+from ._nested import continues_history, nested_sink, own_history_ns
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -104,7 +104,8 @@ class CompiledStateGraph:
         # nothing saved under its namespace (the task id is new, and each call of the task
         # counts a namespace of its own): skip the lookup, which with SQLite waits for the
         # writer. A task of a resumed step still looks.
-        fresh = parent is not None and parent.owns_checkpoint
+        own_history = parent is not None and self.checkpointer is True
+        fresh = parent is not None and parent.owns_checkpoint and not own_history
         call = 0
         if scope is not None:
             call = scope.task.subgraph_calls
@@ -131,6 +132,9 @@ class CompiledStateGraph:
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))
+        if own_history:
+            run.ns = own_history_ns(run.ns)
+            run.ns_tuple = tuple(run.ns.split("|"))
         return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
@@ -150,6 +154,8 @@ class CompiledStateGraph:
     @staticmethod
     def _input_for(run: Run, value: Any, saved: CheckpointTuple | None) -> Any:
         if run.parent is not None and saved is not None:
+            if run.graph.checkpointer is True and not continues_history(saved):
+                return value  # a new call of a subgraph keeping its own history (issue 27)
             return None  # a re-run parent task resumes its subgraph where it stopped
         return value
 
@@ -525,8 +531,10 @@ class CompiledStateGraph:
             node = self.plan.nodes.get(task.name)
             if node is not None and node.is_subgraph:
                 ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
-                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
                 sub = node.callee.fn  # type: ignore[union-attr]
+                if getattr(sub, "checkpointer", None) is True:
+                    ns = own_history_ns(ns)  # issue 27
+                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
                 saved = saver.get_tuple(sub_config)
                 if saved is not None:
                     sub_snapshot = sub._snapshot(saved, sub_config)

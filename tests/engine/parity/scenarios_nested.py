@@ -150,3 +150,52 @@ def nested_stream_messages(lib: Any) -> list[Any]:
             t.stream(f"{how} outer {kw}", g, {"messages": []}, **kw)
             t.add(f"{how} inner {kw}", seen)
     return t.items
+
+
+class LogOnly(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+@scenario
+def subgraph_keeps_own_history(lib: Any) -> list[Any]:
+    """A subgraph compiled with `checkpointer=True` keeps one history per thread under its
+    namespace without task ids (`('inner',)`): each call continues from the last call's state,
+    as a node and as a graph invoked in a node; an interrupt in it resumes there."""
+    from .scenarios import cfg
+
+    t = Transcript()
+
+    def count(state: LogOnly) -> dict[str, Any]:
+        if "ask" in state["log"]:
+            return {"log": [lib.interrupt("more?")]}
+        return {"log": [f"i{len(state['log'])}"]}
+
+    b = lib.StateGraph(LogOnly)
+    b.add_node("count", count)
+    b.add_edge(lib.START, "count")
+    inner = b.compile(checkpointer=True)
+    as_node = lib.StateGraph(LogOnly)
+    as_node.add_node("inner", inner)
+    as_node.add_edge(lib.START, "inner")
+    g = as_node.compile(checkpointer=lib.InMemorySaver())
+    t.call("first", g.invoke, {"log": ["a"]}, cfg("1"))
+    t.stream("second", g, {"log": ["b"]}, cfg("1"), stream_mode="updates", subgraphs=True)
+    t.call("inner history", lambda: [
+        c.checkpoint["channel_values"].get("log")
+        for c in g.checkpointer.list({"configurable": {"thread_id": "1", "checkpoint_ns": "inner"}})
+    ][:2])
+    t.stream("ask", g, {"log": ["ask"]}, cfg("1"), stream_mode="updates", subgraphs=True)
+    t.state("asked", g, cfg("1"), subgraphs=True)
+    t.stream("answer", g, lib.Command(resume="yes"), cfg("1"), stream_mode="updates",
+             subgraphs=True)
+
+    def call(state: LogOnly) -> dict[str, Any]:
+        return {"log": inner.invoke({"log": ["x"]})["log"]}
+
+    in_node = lib.StateGraph(LogOnly)
+    in_node.add_node("call", call)
+    in_node.add_edge(lib.START, "call")
+    g2 = in_node.compile(checkpointer=lib.InMemorySaver())
+    t.call("call first", g2.invoke, {"log": []}, cfg("2"))
+    t.stream("call second", g2, {"log": []}, cfg("2"), stream_mode="values", subgraphs=True)
+    return t.items
