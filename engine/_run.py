@@ -55,6 +55,8 @@ def _is_interrupt_id(key: Any) -> bool:
 class Run:
     """One invocation of a graph (or of a subgraph inside a parent task)."""
 
+    sent_up: frozenset[str] | set[str] = frozenset()  # tasks a `Command.PARENT` finished
+
     def __init__(
         self,
         graph: CompiledStateGraph,
@@ -216,20 +218,9 @@ class Run:
         self.sink.push((self.ns_tuple, "messages", (message, meta)))
 
     def _emit_returned_messages(self, task: Task) -> None:
-        """Messages a node returned without streaming them are emitted whole, once per id."""
-        from ._messages import _with_id, message_id, messages_in
+        from ._messages import emit_returned
 
-        if task.update is None:
-            return
-        seen = self.root.seen_messages
-        inputs = {message_id(m) for m in messages_in(task.input)}
-        updates = task.update if isinstance(task.update, list) else (task.update,)
-        for message in (m for update in updates for m in messages_in(update)):
-            mid = message_id(message)
-            if mid is None:
-                self.push_message(task, _with_id(message), {})
-            elif mid not in seen and mid not in inputs:
-                self.push_message(task, message, {})
+        emit_returned(self, task)
 
     # -- start ----------------------------------------------------------------------------------
 

@@ -199,3 +199,35 @@ def subgraph_keeps_own_history(lib: Any) -> list[Any]:
     t.call("call first", g2.invoke, {"log": []}, cfg("2"))
     t.stream("call second", g2, {"log": []}, cfg("2"), stream_mode="values", subgraphs=True)
     return t.items
+
+
+@scenario
+def messages_mode_dicts_and_parent_commands(lib: Any) -> list[Any]:
+    """`messages` mode streams the message objects a node returns, not plain dict messages,
+    and not the messages a subgraph sends up with `Command(graph=Command.PARENT)` (whether the
+    subgraph is a node or invoked in one), as LangGraph 1.2.22."""
+    from langchain_core.messages import AIMessage
+
+    t = Transcript()
+
+    def handoff(state: Any) -> Any:
+        return lib.Command(graph=lib.Command.PARENT, goto="b", update={"messages": [
+            AIMessage("up", id="u1"), {"role": "ai", "content": "dict up", "id": "u2"}]})
+
+    ib = lib.StateGraph(lib.MessagesState)
+    ib.add_node("h", handoff)
+    ib.add_edge(lib.START, "h")
+    inner = ib.compile()
+    for how in ("node", "call"):
+        b = lib.StateGraph(lib.MessagesState)
+        b.add_node("a", inner if how == "node" else (lambda s: inner.invoke(s)))
+        b.add_node("b", lambda s: {"messages": [
+            {"role": "ai", "content": "dict", "id": "d1"}, AIMessage("obj", id="o1")]})
+        b.add_node("c", lambda s: lib.Command(goto=lib.END, update={"messages": [
+            AIMessage("cmd", id="c1"), {"role": "ai", "content": "cmd dict", "id": "c2"}]}))
+        b.add_edge(lib.START, "a")
+        b.add_edge("b", "c")
+        g = b.compile()
+        for sub in (False, True):
+            t.stream(f"{how} {sub}", g, {"messages": []}, stream_mode="messages", subgraphs=sub)
+    return t.items
