@@ -293,8 +293,9 @@ class Run:
             self.sink.push((self.ns_tuple, "values", values))
 
     def _pending_interrupts(self) -> int:
-        # by id: a `@task`'s interrupt is saved for the task and for the entrypoint calling it
-        return len({i.id for _, ch, v in self.pending if ch == INTERRUPT for i in v})
+        from ._pending import pending_interrupt_count
+
+        return pending_interrupt_count(self.pending)
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:

@@ -231,3 +231,32 @@ def messages_mode_dicts_and_parent_commands(lib: Any) -> list[Any]:
         for sub in (False, True):
             t.stream(f"{how} {sub}", g, {"messages": []}, stream_mode="messages", subgraphs=sub)
     return t.items
+
+
+@scenario
+def task_interrupted_twice_in_entrypoint(lib: Any) -> list[Any]:
+    """The same `@task` interrupted twice in one `@entrypoint` (other arguments, the same one)
+    resumes with two plain `Command(resume=...)`: an answered interrupt of a finished call no
+    longer counts as pending, as LangGraph."""
+    from .scenarios import cfg
+
+    t = Transcript()
+
+    @lib.task
+    def ask(question: str) -> Any:
+        return lib.interrupt(question)
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    def two_questions(x: int) -> list[Any]:
+        return [ask("first").result(), ask("second").result()]
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    def same_question(x: int) -> list[Any]:
+        return [ask("q").result(), ask("q").result()]
+
+    for name, wf in (("two", two_questions), ("same", same_question)):
+        t.call(f"{name} start", wf.invoke, 1, cfg("1"))
+        t.call(f"{name} A", wf.invoke, lib.Command(resume="A"), cfg("1"))
+        t.call(f"{name} next", lambda wf=wf: wf.get_state(cfg("1")).next)
+        t.call(f"{name} B", wf.invoke, lib.Command(resume="B"), cfg("1"))
+    return t.items
