@@ -62,3 +62,64 @@ def continues_history(saved: Any) -> bool:
     """A `checkpointer=True` subgraph resumes where it stopped only when it stopped on an
     interrupt; any other call applies its input onto the saved state (a new turn)."""
     return any(channel == INTERRUPT for _, channel, _ in saved.pending_writes or ())
+
+
+def from_root_checkpoint(conf: dict[str, Any]) -> None:
+    """A root run given a subgraph checkpoint's config (the task state `get_state(cfg,
+    subgraphs=True)` shows) runs from the root checkpoint its `checkpoint_map` names, as
+    LangGraph's root graph does (issue 27): replaying or resuming there re-runs the subgraph's
+    task, whose interrupt is raised again; it ran the root graph on the subgraph's channels."""
+    found = conf.get("checkpoint_map")
+    if isinstance(found, dict) and "" in found:
+        conf["checkpoint_ns"] = ""
+        conf["checkpoint_id"] = found[""]
+        del conf["checkpoint_map"]
+
+
+def subgraph_for_update(graph: Any, config: dict[str, Any]) -> Any:
+    """The subgraph node a namespaced config (a subgraph checkpoint's) addresses, lent the
+    graph's saver, or None for the graph's own config: `update_state` there writes with the
+    subgraph's nodes, as LangGraph does (issue 27); the root graph's nodes made the update
+    finish the subgraph."""
+    ns = (config.get("configurable") or {}).get("checkpoint_ns")
+    if not ns or getattr(graph, "addressed_by_ns", False):
+        return None  # a lent subgraph writes its own state (never looks further down)
+    target = graph
+    for part in ns.split("|"):
+        node = target.plan.nodes.get(part.split(":")[0])
+        if part.isdigit() or node is None or not node.is_subgraph:
+            return None if target is graph else _lent(target, graph.checkpointer)
+        target = node.callee.fn
+    return _lent(target, graph.checkpointer)
+
+
+def _lent(sub: Any, saver: Any) -> Any:
+    import copy
+
+    view = copy.copy(sub)
+    view.addressed_by_ns = True
+    if not view.checkpointer or view.checkpointer is True:
+        view.checkpointer = saver
+    return view
+
+
+def with_map(result: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """A subgraph update's config maps its ancestors' checkpoints and its new one (LangGraph)."""
+    found = (config.get("configurable") or {}).get("checkpoint_map")
+    if found is None:
+        return result
+    conf = result["configurable"]
+    return {"configurable": {
+        **conf, "checkpoint_map": {**found, conf["checkpoint_ns"]: conf["checkpoint_id"]}
+    }}
+
+
+def ancestors_of(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The enclosing graphs' checkpoints a subgraph checkpoint's `checkpoint_map` names: its
+    update checkpoint's `parents` metadata, as LangGraph records them (issue 27)."""
+    conf = config.get("configurable") or {}
+    found = conf.get("checkpoint_map")
+    if not isinstance(found, dict):
+        return ()
+    own = conf.get("checkpoint_ns")
+    return tuple((ns, cid) for ns, cid in found.items() if ns != own)

@@ -26,7 +26,10 @@ from ._config import merge_config
 from ._context import current_scope
 from ._plan import Plan
 from ._run import Run, make_snapshot
-from ._nested import continues_history, nested_sink, own_history_ns
+from ._nested import (
+    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns, subgraph_for_update,
+    with_map,
+)
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -92,6 +95,8 @@ class CompiledStateGraph:
         config = merge_config(config)
         scope = current_scope.get()
         parent = scope.run if scope is not None else None
+        if parent is None and config["configurable"].get("checkpoint_ns"):
+            from_root_checkpoint(config["configurable"])
         if parent is not None:
             conf = config["configurable"]
             if parent.thread_id is not None:
@@ -605,7 +610,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:  # LangGraph's special forms (issue 17)
             return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            return with_map(sub.update_state(config, values, as_node), config)
         run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.parents_given = ancestors_of(config)
         saved = saver.get_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(
@@ -624,7 +633,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:
             return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            return with_map(await sub.aupdate_state(config, values, as_node), config)
         run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.parents_given = ancestors_of(config)
         saved = await saver.aget_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(

@@ -56,6 +56,7 @@ class Run:
     """One invocation of a graph (or of a subgraph inside a parent task)."""
 
     sent_up: frozenset[str] | set[str] = frozenset()  # tasks a `Command.PARENT` finished
+    parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
 
     def __init__(
         self,
@@ -720,7 +721,7 @@ class Run:
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
         meta["step"] = self.step
-        meta["parents"] = self._parents() if self.parent is not None else {}
+        meta["parents"] = self._parents() if self.parent is not None else dict(self.parents_given)
         return meta
 
     def _parents(self) -> dict[str, str]:

@@ -260,3 +260,41 @@ def task_interrupted_twice_in_entrypoint(lib: Any) -> list[Any]:
         t.call(f"{name} next", lambda wf=wf: wf.get_state(cfg("1")).next)
         t.call(f"{name} B", wf.invoke, lib.Command(resume="B"), cfg("1"))
     return t.items
+
+
+@scenario
+def subgraph_checkpoint_replay_and_fork(lib: Any) -> list[Any]:
+    """The subgraph checkpoint config `get_state(cfg, subgraphs=True)` shows: invoking the root
+    with it replays from the root checkpoint its `checkpoint_map` names (the interrupt is raised
+    again) or resumes there; `update_state` with it writes as the subgraph's own last node, so
+    the subgraph still asks."""
+    from .scenarios import cfg
+
+    t = Transcript()
+
+    def ask(state: LogOnly) -> dict[str, Any]:
+        return {"log": [lib.interrupt("q?")]}
+
+    ib = lib.StateGraph(LogOnly)
+    ib.add_node("pre", lambda s: {"log": ["pre"]})
+    ib.add_node("ask", ask)
+    ib.add_edge(lib.START, "pre")
+    ib.add_edge("pre", "ask")
+    b = lib.StateGraph(LogOnly)
+    b.add_node("sub", ib.compile())
+    b.add_edge(lib.START, "sub")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    t.call("start", g.invoke, {"log": []}, cfg("1"))
+    sub_config = g.get_state(cfg("1"), subgraphs=True).tasks[0].state.config
+    t.add("sub config", sub_config)
+    t.call("replay", g.invoke, None, sub_config)
+    t.stream("replay stream", g, None, sub_config, stream_mode="updates", subgraphs=True)
+    t.call("resume there", g.invoke, lib.Command(resume="r"), sub_config)
+    t.call("state", lambda: g.get_state(cfg("1")).values)
+    g.invoke({"log": []}, cfg("2"))
+    sub_config = g.get_state(cfg("2"), subgraphs=True).tasks[0].state.config
+    t.call("update", g.update_state, sub_config, {"log": ["u"]})
+    t.state("sub state", g, cfg("2"), subgraphs=True)
+    t.call("after update", g.invoke, None, cfg("2"))
+    t.call("state after update", lambda: g.get_state(cfg("2")).values)
+    return t.items
