@@ -298,3 +298,40 @@ def subgraph_checkpoint_replay_and_fork(lib: Any) -> list[Any]:
     t.call("after update", g.invoke, None, cfg("2"))
     t.call("state after update", lambda: g.get_state(cfg("2")).values)
     return t.items
+
+
+@scenario
+def swarm_reads_schemas_and_node_data(lib: Any) -> list[Any]:
+    """What langgraph-swarm reads of a graph: `builder.schemas[builder.state_schema]` (the
+    state's keys) and `get_graph().nodes["tools"].data`, an agent's `ToolNode` with its tools'
+    metadata (`get_handoff_destinations`); the JSON drawing is unchanged by it."""
+    from langchain_core.tools import tool
+
+    from .scenarios_llm import _talker_class
+    from .scenarios_prebuilt import react
+
+    @tool
+    def transfer_to_bob() -> str:
+        """Hand off to Bob."""
+        return "ok"
+
+    transfer_to_bob.metadata = {"__handoff_destination": "Bob"}
+
+    class Swarm(lib.MessagesState):
+        active_agent: str | None
+
+    t = Transcript()
+    builder = lib.StateGraph(Swarm)
+    t.add("schema keys", sorted(builder.schemas[builder.state_schema]))
+    agent = react(lib, _talker_class()(), [transfer_to_bob], name="Alice")
+    nodes = agent.get_graph().nodes
+    tool_node = nodes["tools"].data
+    t.add("tool node", (isinstance(tool_node, lib.ToolNode), sorted(nodes)))
+    t.add("destinations", [
+        x.metadata["__handoff_destination"] for x in tool_node.tools_by_name.values()
+        if x.metadata and "__handoff_destination" in x.metadata
+    ])
+    t.add("node ids", [(nodes[n].id, nodes[n].name) for n in ("agent", "tools")])
+    drawn = agent.get_graph().to_json()
+    t.add("drawn", [(n["id"], n.get("metadata")) for n in drawn["nodes"]])
+    return t.items
