@@ -101,6 +101,8 @@ class CompiledStateGraph:
             conf = config["configurable"]
             if parent.thread_id is not None:
                 conf.setdefault("thread_id", parent.thread_id)
+            # LangGraph's nested config inherits the calling task's: its metadata shows it
+            conf.setdefault("checkpoint_ns", scope.task.ns)  # type: ignore[union-attr]
             # a nested `stream()` yields to its caller too (issue 27); `invoke` asks no modes
             sink = nested_sink(sink, parent.sink.children) if sink.modes else parent.sink.children
         before = kwargs.get("interrupt_before")

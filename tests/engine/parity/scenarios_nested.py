@@ -335,3 +335,35 @@ def swarm_reads_schemas_and_node_data(lib: Any) -> list[Any]:
     drawn = agent.get_graph().to_json()
     t.add("drawn", [(n["id"], n.get("metadata")) for n in drawn["nodes"]])
     return t.items
+
+
+@scenario
+def nested_invoke_metadata(lib: Any) -> list[Any]:
+    """A graph invoked inside a node inherits the calling task's config, as a subgraph node
+    does: its nodes' metadata and its returned messages' `messages` metadata show the task's
+    `checkpoint_ns`."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.runnables import RunnableConfig
+
+    from .scenarios import cfg
+
+    t = Transcript()
+    seen: list[Any] = []
+
+    def reply(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        seen.append(dict(config["metadata"]))
+        return {"messages": [AIMessage("m", id="m1")]}
+
+    ib = lib.StateGraph(lib.MessagesState)
+    ib.add_node("reply", reply)
+    ib.add_edge(lib.START, "reply")
+    inner = ib.compile()
+    b = lib.StateGraph(lib.MessagesState)
+    b.add_node("sub", inner)
+    b.add_node("call", lambda s: {"messages": inner.invoke(s)["messages"][-1:]})
+    b.add_edge(lib.START, "sub")
+    b.add_edge("sub", "call")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    t.stream("messages", g, {"messages": []}, cfg("1"), stream_mode="messages", subgraphs=True)
+    t.add("node metadata", seen)
+    return t.items
