@@ -11,7 +11,6 @@ nothing unless a nested stream is iterated.
 
 from __future__ import annotations
 
-
 from typing import Any
 
 from checkpoints.base import INTERRUPT

@@ -24,12 +24,12 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._context import current_scope
-from ._plan import Plan
-from ._run import Run, make_snapshot
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns, subgraph_for_update,
     with_map,
 )
+from ._plan import Plan
+from ._run import Run, make_snapshot
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
