@@ -25,8 +25,8 @@ from checkpoints.base import RESUME, CheckpointTuple
 from ._config import merge_config
 from ._context import current_scope
 from ._nested import (
-    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns, subgraph_for_update,
-    with_map,
+    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
+    subgraph_for_update, with_map,
 )
 from ._plan import Plan
 from ._run import Run, make_snapshot
