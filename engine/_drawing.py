@@ -36,6 +36,24 @@ class Edge:
     data: Any = None
 
 
+class DrawnNode(dict):  # type: ignore[type-arg]
+    """A drawn node: the data `to_json` shows (its name), carrying as LangChain's graph nodes
+    do its `id`, `name`, `data` (the node's runnable: langgraph-swarm reads a `ToolNode`'s tools
+    there, issue 27) and `metadata`."""
+
+    __slots__ = ("id", "data", "metadata")
+
+    def __init__(self, name: str, runnable: Any = None, metadata: Any = None) -> None:
+        super().__init__(name=name)
+        self.id = name
+        self.data = runnable
+        self.metadata = metadata or None
+
+    @property
+    def name(self) -> str:
+        return self["name"]
+
+
 @dataclasses.dataclass(slots=True)
 class DrawableGraph:
     """Nodes (id -> data; None for an end node) with their metadata, and edges in order."""
@@ -117,7 +135,8 @@ class DrawableGraph:
         del self.nodes[name]
         self.metadata.pop(name, None)
         for node, data in sub.nodes.items():
-            self.nodes[f"{name}:{node}"] = None if data is None else {**data, "name": f"{name}:{node}"}
+            self.nodes[f"{name}:{node}"] = None if data is None else DrawnNode(
+                f"{name}:{node}", getattr(data, "data", None), getattr(data, "metadata", None))
             if sub.metadata.get(node):
                 self.metadata[f"{name}:{node}"] = sub.metadata[node]
         self.edges = [
@@ -140,8 +159,10 @@ def graph_of(graph: CompiledStateGraph, *, xray: int | bool = False) -> Drawable
     found, start_tasks, last_sources = _discover(graph)
     drawn = DrawableGraph({}, [])
     for name in plan.nodes:
-        drawn.nodes[name] = {"name": name}
         meta = _node_metadata(graph, name)
+        runnable = getattr(builder.nodes.get(name), "action", None) if hasattr(builder, "nodes") \
+            else None
+        drawn.nodes[name] = DrawnNode(name, runnable, meta)
         if meta:
             drawn.metadata[name] = meta
     if START not in plan.nodes:  # an entrypoint: its input starts its node directly

@@ -234,6 +234,25 @@ def messages_in(value: Any) -> list[Any]:
     return found
 
 
+def emit_returned(run: Any, task: Any) -> None:
+    """Messages a node returned without streaming them are emitted whole, once per id, as
+    LangGraph's handler does (issue 27): message objects only (a dict is not a message there),
+    and not those a subgraph sent up with `Command(graph=Command.PARENT)`."""
+    if task.update is None or (run.sent_up and task.id in run.sent_up):
+        return
+    seen = run.root.seen_messages
+    inputs = {message_id(m) for m in messages_in(task.input)}
+    updates = task.update if isinstance(task.update, list) else (task.update,)
+    for message in (m for update in updates for m in messages_in(update)):
+        if isinstance(message, dict):
+            continue
+        mid = message_id(message)
+        if mid is None:
+            run.push_message(task, _with_id(message), {})
+        elif mid not in seen and mid not in inputs:
+            run.push_message(task, message, {})
+
+
 def message_id(message: Any) -> Any:
     return _get(message, "id")
 

@@ -24,6 +24,10 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._context import current_scope
+from ._nested import (
+    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
+    subgraph_for_update, with_map,
+)
 from ._plan import Plan
 from ._run import Run, make_snapshot
 from ._runtime_context import run_context
@@ -92,18 +96,24 @@ class CompiledStateGraph:
         config = merge_config(config)
         scope = current_scope.get()
         parent = scope.run if scope is not None else None
+        if parent is None and config["configurable"].get("checkpoint_ns"):
+            from_root_checkpoint(config["configurable"])
         if parent is not None:
             conf = config["configurable"]
             if parent.thread_id is not None:
                 conf.setdefault("thread_id", parent.thread_id)
-            sink = parent.sink
+            # LangGraph's nested config inherits the calling task's: its metadata shows it
+            conf.setdefault("checkpoint_ns", scope.task.ns)  # type: ignore[union-attr]
+            # a nested `stream()` yields to its caller too (issue 27); `invoke` asks no modes
+            sink = nested_sink(sink, parent.sink.children) if sink.modes else parent.sink.children
         before = kwargs.get("interrupt_before")
         after = kwargs.get("interrupt_after")
         # A subgraph started by a task prepared on a checkpoint this parent run made has
         # nothing saved under its namespace (the task id is new, and each call of the task
         # counts a namespace of its own): skip the lookup, which with SQLite waits for the
         # writer. A task of a resumed step still looks.
-        fresh = parent is not None and parent.owns_checkpoint
+        own_history = parent is not None and self.checkpointer is True
+        fresh = parent is not None and parent.owns_checkpoint and not own_history
         call = 0
         if scope is not None:
             call = scope.task.subgraph_calls
@@ -133,6 +143,9 @@ class CompiledStateGraph:
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))
+        if own_history:
+            run.ns = own_history_ns(run.ns)
+            run.ns_tuple = tuple(run.ns.split("|"))
         return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
@@ -152,6 +165,8 @@ class CompiledStateGraph:
     @staticmethod
     def _input_for(run: Run, value: Any, saved: CheckpointTuple | None) -> Any:
         if run.parent is not None and saved is not None:
+            if run.graph.checkpointer is True and not continues_history(saved):
+                return value  # a new call of a subgraph keeping its own history (issue 27)
             return None  # a re-run parent task resumes its subgraph where it stopped
         return value
 
@@ -527,8 +542,10 @@ class CompiledStateGraph:
             node = self.plan.nodes.get(task.name)
             if node is not None and node.is_subgraph:
                 ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
-                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
                 sub = node.callee.fn  # type: ignore[union-attr]
+                if getattr(sub, "checkpointer", None) is True:
+                    ns = own_history_ns(ns)  # issue 27
+                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
                 saved = saver.get_tuple(sub_config)
                 if saved is not None:
                     sub_snapshot = sub._snapshot(saved, sub_config)
@@ -599,7 +616,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:  # LangGraph's special forms (issue 17)
             return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            return with_map(sub.update_state(config, values, as_node), config)
         run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.parents_given = ancestors_of(config)
         saved = saver.get_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(
@@ -618,7 +639,11 @@ class CompiledStateGraph:
         if as_node in _BULK_ONLY:
             return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            return with_map(await sub.aupdate_state(config, values, as_node), config)
         run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
+        run.parents_given = ancestors_of(config)
         saved = await saver.aget_tuple(config)
         run.restore(saved)
         latest = _latest_requested(config) or not self._replaying(

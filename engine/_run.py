@@ -55,6 +55,9 @@ def _is_interrupt_id(key: Any) -> bool:
 class Run:
     """One invocation of a graph (or of a subgraph inside a parent task)."""
 
+    sent_up: frozenset[str] | set[str] = frozenset()  # tasks a `Command.PARENT` finished
+    parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
+
     def __init__(
         self,
         graph: CompiledStateGraph,
@@ -216,20 +219,9 @@ class Run:
         self.sink.push((self.ns_tuple, "messages", (message, meta)))
 
     def _emit_returned_messages(self, task: Task) -> None:
-        """Messages a node returned without streaming them are emitted whole, once per id."""
-        from ._messages import _with_id, message_id, messages_in
+        from ._messages import emit_returned
 
-        if task.update is None:
-            return
-        seen = self.root.seen_messages
-        inputs = {message_id(m) for m in messages_in(task.input)}
-        updates = task.update if isinstance(task.update, list) else (task.update,)
-        for message in (m for update in updates for m in messages_in(update)):
-            mid = message_id(message)
-            if mid is None:
-                self.push_message(task, _with_id(message), {})
-            elif mid not in seen and mid not in inputs:
-                self.push_message(task, message, {})
+        emit_returned(self, task)
 
     # -- start ----------------------------------------------------------------------------------
 
@@ -302,8 +294,9 @@ class Run:
             self.sink.push((self.ns_tuple, "values", values))
 
     def _pending_interrupts(self) -> int:
-        # by id: a `@task`'s interrupt is saved for the task and for the entrypoint calling it
-        return len({i.id for _, ch, v in self.pending if ch == INTERRUPT for i in v})
+        from ._pending import pending_interrupt_count
+
+        return pending_interrupt_count(self.pending)
 
     def _begin_command(self, command: Command) -> None:
         if self.checkpoint_id is None:
@@ -728,7 +721,7 @@ class Run:
         meta: dict[str, Any] = dict(base)
         meta["source"] = source
         meta["step"] = self.step
-        meta["parents"] = self._parents() if self.parent is not None else {}
+        meta["parents"] = self._parents() if self.parent is not None else dict(self.parents_given)
         return meta
 
     def _parents(self) -> dict[str, str]:

@@ -42,7 +42,9 @@ _KNOWN = frozenset(
 class Sink:
     """Where a run and its subgraph runs push stream items (thread-safe `push`)."""
 
-    __slots__ = ("modes", "subgraphs", "push", "events", "wakeup", "notified", "writer_for")
+    __slots__ = (
+        "modes", "subgraphs", "push", "events", "wakeup", "notified", "writer_for", "children"
+    )
 
     def __init__(
         self, modes: frozenset[str], subgraphs: bool, push: Callable[[StreamItem], None]
@@ -55,6 +57,9 @@ class Sink:
         self.wakeup: Wakeup | None = None  # async live streaming
         # Live streaming: builds a node's chunk writer as one function (no `push` call per chunk).
         self.writer_for: Callable[[tuple[str, ...], str], Callable[[Any], None]] | None = None
+        # Where the runs of graphs called inside this run's tasks push (issue 27: a nested
+        # `stream()` without `subgraphs` passes its outer stream on, not itself).
+        self.children: Sink = self
 
 
 def loop_caller() -> Callable[[Callable[[], object]], object]:

@@ -168,6 +168,9 @@ def _handle_parent_command(run: Run, task: Task, signal: ParentCommand) -> None:
     if getattr(signal, "target", None) is not run:
         raise signal  # meant for a graph further up: leaves this run like an error
     task.writes = run.plan.command_writes(signal.command) + list(task.node.edge_writes)
+    if run.want_messages:  # what it sends up is not streamed as its messages (issue 27)
+        run.sent_up = run.sent_up or set()
+        run.sent_up.add(task.id)
 
 
 def _langchain_context(run: Run, scope: TaskScope) -> Any:

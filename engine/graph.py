@@ -88,6 +88,13 @@ class StateGraph(Generic[StateT]):
         self.branches: dict[str, dict[str, BranchSpec]] = {}
         self.compiled = False
 
+    @property
+    def schemas(self) -> dict[Any, dict[str, Any]]:
+        """Each schema's stored keys, as LangGraph's `builder.schemas` (langgraph-swarm checks
+        `builder.schemas[builder.state_schema]` for its `active_agent` key; issue 27)."""
+        found = (self.state_schema, self.input_schema, self.output_schema)
+        return {schema: field_specs(schema) for schema in dict.fromkeys(found)}
+
     # -- nodes ---------------------------------------------------------------------------------
 
     def add_node(

@@ -115,7 +115,8 @@ def test_plain_string_tokens_share_one_message_id() -> None:
 
 def test_input_messages_are_not_emitted_and_missing_ids_are_filled() -> None:
     def n(state: dict) -> dict:
-        return {"messages": [*state["messages"], {"type": "ai", "content": "new"}]}
+        return {"messages": [*state["messages"], AIMessage("new"),
+                             {"type": "ai", "content": "a dict is not streamed (issue 27)"}]}
 
     class S(TypedDict):
         messages: Annotated[list, operator.add]
@@ -124,11 +125,10 @@ def test_input_messages_are_not_emitted_and_missing_ids_are_filled() -> None:
     g.add_node("n", n)
     g.add_edge(START, "n")
     items = list(
-        g.compile().stream({"messages": [{"type": "human", "content": "x", "id": "h"}]},
-                           stream_mode="messages")
+        g.compile().stream({"messages": [HumanMessage("x", id="h")]}, stream_mode="messages")
     )
-    assert [m["content"] for m, _ in items] == ["new"]
-    assert items[0][0]["id"]
+    assert [m.content for m, _ in items] == ["new"]
+    assert items[0][0].id
 
 
 def test_subgraph_tokens_only_with_subgraphs() -> None:

@@ -82,7 +82,9 @@ GRAPHS = {"agent": agent, "chat": chat}
 
 
 def reply(state: MessagesState) -> dict[str, Any]:
-    return {"messages": [{"type": "ai", "content": "direct reply", "id": "ai-fixed-1"}]}
+    from langchain_core.messages import AIMessage  # a dict message is not streamed (issue 27)
+
+    return {"messages": [AIMessage("direct reply", id="ai-fixed-1")]}
 
 
 _echo = StateGraph(MessagesState)

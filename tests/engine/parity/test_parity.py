@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (they register into SCENARIOS)
     scenarios_cancel, scenarios_context, scenarios_func, scenarios_llm, scenarios_more, scenarios_prebuilt,
     scenarios_resume,
 )
+from . import scenarios_nested  # noqa: F401  (issue 27)
 from .harness import as_graphrun, first_difference, load_lib
 from .scenarios import SCENARIOS
 

@@ -1,0 +1,124 @@
+"""Streams of graphs run inside another graph's task (issue 27).
+
+A graph whose `stream()` / `astream()` is iterated inside a running task yields its chunks to
+that caller, as LangGraph 1.2.22 does: its own modes go to the caller's iterator and, when the
+enclosing stream asked for `subgraphs=True`, its chunks of the enclosing stream's modes also show
+there under the nested namespace. `custom` chunks go to the nearest stream that asks for them
+(LangGraph gives a node the nested stream's writer then, not the enclosing one's). A nested
+`invoke` asks no modes and keeps sharing the enclosing sink (`_pregel._new_run`), so this costs
+nothing unless a nested stream is iterated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkpoints.base import INTERRUPT
+
+from ._stream import Sink, StreamItem
+
+__all__ = ["continues_history", "nested_sink", "own_history_ns"]
+
+_ALWAYS_UP = frozenset(("events",))
+_LANGCHAIN = frozenset(("messages", "events"))
+
+
+def nested_sink(own: Sink, outer: Sink) -> Sink:
+    """The sink of a nested streamed run: `own` (the caller's buffer) and, with `subgraphs`,
+    `outer` (what the enclosing run passes to the graphs its tasks call)."""
+    own_modes = own.modes
+    # `events` (astream_events) show every nested run, as before (issue 17)
+    up_modes = outer.modes if outer.subgraphs else outer.modes & _ALWAYS_UP
+    own_push = own.push
+    outer_push = outer.push
+
+    def push(item: StreamItem) -> None:
+        mode = item[1]
+        if mode in own_modes:
+            own_push(item)
+            if mode == "custom":
+                return
+        if mode in up_modes:
+            outer_push(item)
+
+    # An enclosing `messages` stream keeps this run's LangChain handler on (dropped by `push`
+    # when neither stream shows it): else a model called here reports to the enclosing task's
+    # handler, which took its tokens for its own (LangGraph's handler filters by namespace).
+    sink = Sink(own_modes | up_modes | (outer.modes & _LANGCHAIN), True, push)
+    # graphs called by this run's tasks reach the caller only when it asked for subgraphs
+    sink.children = sink if own.subgraphs else outer
+    return sink
+
+
+def own_history_ns(ns: str) -> str:
+    """Where a subgraph compiled with `checkpointer=True` keeps its one history per thread:
+    its namespace without task ids (`inner`, `outer|inner`, a task's second call `inner|1`),
+    so each call continues the last one's state, as LangGraph does (issue 27)."""
+    return "|".join(part.split(":")[0] for part in ns.split("|"))
+
+
+def continues_history(saved: Any) -> bool:
+    """A `checkpointer=True` subgraph resumes where it stopped only when it stopped on an
+    interrupt; any other call applies its input onto the saved state (a new turn)."""
+    return any(channel == INTERRUPT for _, channel, _ in saved.pending_writes or ())
+
+
+def from_root_checkpoint(conf: dict[str, Any]) -> None:
+    """A root run given a subgraph checkpoint's config (the task state `get_state(cfg,
+    subgraphs=True)` shows) runs from the root checkpoint its `checkpoint_map` names, as
+    LangGraph's root graph does (issue 27): replaying or resuming there re-runs the subgraph's
+    task, whose interrupt is raised again; it ran the root graph on the subgraph's channels."""
+    found = conf.get("checkpoint_map")
+    if isinstance(found, dict) and "" in found:
+        conf["checkpoint_ns"] = ""
+        conf["checkpoint_id"] = found[""]
+        del conf["checkpoint_map"]
+
+
+def subgraph_for_update(graph: Any, config: dict[str, Any]) -> Any:
+    """The subgraph node a namespaced config (a subgraph checkpoint's) addresses, lent the
+    graph's saver, or None for the graph's own config: `update_state` there writes with the
+    subgraph's nodes, as LangGraph does (issue 27); the root graph's nodes made the update
+    finish the subgraph."""
+    ns = (config.get("configurable") or {}).get("checkpoint_ns")
+    if not ns or getattr(graph, "addressed_by_ns", False):
+        return None  # a lent subgraph writes its own state (never looks further down)
+    target = graph
+    for part in ns.split("|"):
+        node = target.plan.nodes.get(part.split(":")[0])
+        if part.isdigit() or node is None or not node.is_subgraph:
+            return None if target is graph else _lent(target, graph.checkpointer)
+        target = node.callee.fn
+    return _lent(target, graph.checkpointer)
+
+
+def _lent(sub: Any, saver: Any) -> Any:
+    import copy
+
+    view = copy.copy(sub)
+    view.addressed_by_ns = True
+    if not view.checkpointer or view.checkpointer is True:
+        view.checkpointer = saver
+    return view
+
+
+def with_map(result: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """A subgraph update's config maps its ancestors' checkpoints and its new one (LangGraph)."""
+    found = (config.get("configurable") or {}).get("checkpoint_map")
+    if found is None:
+        return result
+    conf = result["configurable"]
+    return {"configurable": {
+        **conf, "checkpoint_map": {**found, conf["checkpoint_ns"]: conf["checkpoint_id"]}
+    }}
+
+
+def ancestors_of(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The enclosing graphs' checkpoints a subgraph checkpoint's `checkpoint_map` names: its
+    update checkpoint's `parents` metadata, as LangGraph records them (issue 27)."""
+    conf = config.get("configurable") or {}
+    found = conf.get("checkpoint_map")
+    if not isinstance(found, dict):
+        return ()
+    own = conf.get("checkpoint_ns")
+    return tuple((ns, cid) for ns, cid in found.items() if ns != own)
