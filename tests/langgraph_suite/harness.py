@@ -145,8 +145,8 @@ def pytest_run(python: Path, env: str, root: Path, files: list[str] | None, jobs
     report = root / "judge-report"
     paths = [f"tests/{f}" for f in files] if files else ["tests"]
     cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "judge_plugin",
-           "-o", "addopts=", "--durations=20", "--timeout", str(PER_TEST_TIMEOUT), "--judge-report", str(report),
-           "-n", str(jobs), *paths]
+           "-o", "addopts=", "--durations=20", "--continue-on-collection-errors",
+           "--timeout", str(PER_TEST_TIMEOUT), "--judge-report", str(report), "-n", str(jobs), *paths]
     pythonpath = [HERE / "plugin"]
     if env == "graphrun":
         pythonpath += [HERE / "shim", graphrun_path()]
@@ -207,12 +207,15 @@ def classify_package(package: str, base: dict[str, Any], shim: dict[str, Any]) -
     for nodeid, test in shim["tests"].items():
         test = dict(test, touched=shim["touched"].get(nodeid, []))
         file_touched = shim["touched"].get(test["file"], [])
-        verdicts[f"{package}/{nodeid}"] = judge_rules.classify(test, outcomes.get(nodeid), file_touched)
+        verdict = judge_rules.classify(test, outcomes.get(nodeid), file_touched)
+        verdicts[f"{package}/{nodeid}"] = verdict
     for nodeid, outcome in outcomes.items():  # the tests of files that did not import on graphrun
         file = nodeid.split("::")[0]
-        if file in shim["files"] and shim["files"][file].get("error"):
-            test = {"outcome": "error", "error_type": "collection error", "message": shim["files"][file]["error"]}
-            verdicts[f"{package}/{nodeid}"] = judge_rules.classify(test, outcome, shim["touched"].get(file, []))
+        error = shim["files"].get(file, {}).get("error")
+        if error:
+            test = {"outcome": "error", "error_type": "collection error", "message": error}
+            file_touched = shim["touched"].get(file, [])
+            verdicts[f"{package}/{nodeid}"] = judge_rules.classify(test, outcome, file_touched)
     return verdicts
 
 
@@ -235,11 +238,13 @@ def summary_lines(verdicts: dict[str, dict[str, Any]]) -> list[str]:
     lines.append("")
     lines.append("public names graphrun lacks (failing counted tests that touched each): "
                  + (", ".join(f"{n} {c}" for n, c in missing.most_common(40)) or "none"))
-    lines.append("internal names (tests not counted): " + ", ".join(f"{n} {c}" for n, c in internal.most_common(15)))
-    lines.append("counted failures by error type: " + ", ".join(f"{n} {c}" for n, c in errors.most_common(15)))
-    lines.append(f"{len(verdicts)} tests: {totals['passed'] + totals['failed']} counted (public API, pass on "
-                 f"LangGraph), {totals['internal']} need internals, {totals['langgraph_fails']} do not pass "
-                 "on LangGraph")
+    lines.append("internal names (tests not counted): "
+                 + ", ".join(f"{n} {c}" for n, c in internal.most_common(15)))
+    lines.append("counted failures by error type: "
+                 + ", ".join(f"{n} {c}" for n, c in errors.most_common(15)))
+    counted = totals["passed"] + totals["failed"]
+    lines.append(f"{len(verdicts)} tests: {counted} counted (public API, pass on LangGraph), "
+                 f"{totals['internal']} need internals, {totals['langgraph_fails']} do not pass on LangGraph")
     lines.append(f"{totals['passed']} passed, {totals['failed']} failed")
     return lines
 
@@ -261,8 +266,9 @@ def judge(subset: str, jobs: int, work: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subset", choices=["all", "ci"], default="all")
-    parser.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers per run (0: one process)")
-    parser.add_argument("--report", type=Path, default=CACHE / "last" / "report.json", help="the JSON verdicts")
+    parser.add_argument("--jobs", type=int, default=2, help="xdist workers per run (0: one process)")
+    parser.add_argument("--report", type=Path, default=CACHE / "last" / "report.json",
+                        help="where the JSON verdicts go (the runs' logs go beside it)")
     parser.add_argument("--done", type=Path, help="a file to write the exit status to, last")
     args = parser.parse_args(argv)
     status = 1

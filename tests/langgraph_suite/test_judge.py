@@ -93,3 +93,15 @@ def test_placeholder_records_use_not_import() -> None:
             pass
 
     assert record.TOUCHED == {"tests/test_x.py::test_y": {("internal", "langgraph.pregel.Pregel")}}
+
+
+def test_honesty_check_sees_real_langgraph() -> None:
+    """The shim run's check, here in our venv where real LangGraph is installed, must object."""
+    import langgraph.graph  # noqa: F401 - real LangGraph, from the test extra
+
+    spec = importlib.util.spec_from_file_location("_judge_test_plugin", HERE / "plugin" / "judge_plugin.py")
+    assert spec is not None and spec.loader is not None
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    found = plugin._dishonest()
+    assert "distribution langgraph" in found and "module langgraph.graph" in found

@@ -55,5 +55,6 @@ class Placeholder:
 
     __ror__ = __or__
     __call__ = __mro_entries__ = __instancecheck__ = __subclasscheck__ = _touch
-    __hash__ = __eq__ = __ne__ = __iter__ = __getitem__ = __contains__ = __len__ = _touch  # type: ignore[assignment]
-    __bool__ = __str__ = __format__ = __setattr__ = __lt__ = __gt__ = __add__ = _touch  # type: ignore[assignment]
+    __hash__ = __eq__ = __ne__ = __lt__ = __gt__ = _touch  # type: ignore[assignment]
+    __iter__ = __getitem__ = __contains__ = __len__ = __bool__ = _touch
+    __str__ = __format__ = __setattr__ = __add__ = _touch  # type: ignore[assignment]
