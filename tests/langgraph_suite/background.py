@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -34,6 +35,7 @@ def start(config: pytest.Config) -> None:
     """Start the CI subset of the judge once for this session (a no-op if another worker did)."""
     directory = run_dir(config)
     directory.parent.mkdir(parents=True, exist_ok=True)
+    _prune(directory.parent)
     try:
         directory.mkdir()
     except FileExistsError:
@@ -43,6 +45,13 @@ def start(config: pytest.Config) -> None:
     with open(directory / "output.txt", "w") as out:
         subprocess.Popen(command, cwd=harness.REPO, stdout=out, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL, start_new_session=True, env=_environ())
+
+
+def _prune(runs: Path) -> None:
+    """Drop the logs of sessions older than a day."""
+    for old in runs.glob("session-*"):
+        if time.time() - old.stat().st_mtime > 86400:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _environ() -> dict[str, str]:

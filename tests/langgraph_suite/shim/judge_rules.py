@@ -13,7 +13,8 @@ A collected test is then, given its result on LangGraph 1.2.22 and what it touch
 - "langgraph_fails": it did not pass on LangGraph (failed, skipped, xfailed): ignored;
 - "internal": it touched an internal name (a placeholder used during the test or while its file
   was imported, or a `__pregel_*` config key named in its source): listed with the names, not
-  counted;
+  counted. Importing a name is not touching it: test files import internals that only some of
+  their tests use, and one such import must not hide the file's other tests;
 - "passed": it passed on graphrun and touched no missing public name;
 - "failed": anything else (a failure, an error, a skip, or a missing public name touched).
 """

@@ -1,8 +1,8 @@
 """A `langgraph` import shim that re-exports graphrun, for LangGraph's own tests (issue 27).
 
 Honest by construction: every name it hands out is a graphrun object found in the graphrun
-modules listed for that LangGraph module in `SOURCES`, one of the pure typing aliases in
-`ALIASES`, or a `judge_record.Placeholder` that fails (and is recorded) on first use. Nothing
+modules listed for that LangGraph module in `SOURCES` (or named in `RENAMES`), one of the pure
+typing aliases in `ALIASES`, or a `judge_record.Placeholder` that fails (and is recorded) on first use. Nothing
 here adapts behaviour. `langgraph.X.Y` modules are built on import by `_ShimFinder`, so every
 LangGraph module path imports; a name is classified by `rules.name_kind` ("internal" names do
 not count, "missing" public names count as failures).
@@ -49,6 +49,13 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),
 }
 
+#: LangGraph names graphrun has under another name: the same role, graphrun's object.
+RENAMES: dict[str, dict[str, tuple[str, str]]] = {
+    # the serializer interface savers take as `serde` (dumps_typed / loads_typed)
+    "langgraph.checkpoint.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
+    "langgraph.checkpoint.serde.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
+}
+
 #: Pure typing aliases LangGraph defines and graphrun has no object for (no behaviour).
 ALIASES: dict[str, dict[str, Any]] = {
     "langgraph.types": {"Durability": Literal["sync", "async", "exit"]},
@@ -68,6 +75,9 @@ def _lookup(shim_name: str, attr: str) -> Any:
     """The graphrun object LangGraph's `shim_name.attr` maps to, else a recording placeholder."""
     if attr in ALIASES.get(shim_name, {}):
         return ALIASES[shim_name][attr]
+    if attr in RENAMES.get(shim_name, {}):
+        source, name = RENAMES[shim_name][attr]
+        return getattr(importlib.import_module(source), name)
     kind = rules.name_kind(shim_name, attr)
     if kind == "public":
         for source in SOURCES.get(shim_name, ()):
