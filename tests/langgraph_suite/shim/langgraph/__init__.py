@@ -2,8 +2,8 @@
 
 Honest by construction: every name it hands out is a graphrun object found in the graphrun
 modules listed for that LangGraph module in `SOURCES` (or named in `RENAMES`), one of the pure
-typing aliases in `ALIASES`, or a `judge_record.Placeholder` that fails (and is recorded) on first use. Nothing
-here adapts behaviour. `langgraph.X.Y` modules are built on import by `_ShimFinder`, so every
+typing aliases in `ALIASES`, or a `judge_record.Placeholder` that fails (and is recorded) on
+first use. Nothing here adapts behaviour. `langgraph.X.Y` modules are built on import by `_ShimFinder`, so every
 LangGraph module path imports; a name is classified by `rules.name_kind` ("internal" names do
 not count, "missing" public names count as failures).
 """
