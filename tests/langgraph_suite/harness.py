@@ -18,7 +18,11 @@ files are never committed here):
    LangGraph is installed or imported; a dishonest run is an error, not a result.
 5. Each test is classified by `shim/judge_rules.py`; the command prints per-file counts, the
    public names graphrun lacks by frequency, and last `N passed, M failed` over the counted
-   tests. `.cache/langgraph_suite/report.json` has every verdict with its error type.
+   tests. `.cache/langgraph_suite/last/report.json` has every verdict with its error type, and
+   the two runs' pytest logs lie beside it.
+A LangGraph test that hangs on graphrun fails after `PER_TEST_TIMEOUT`. Two harness runs in one
+checkout at once are fine only with different `--report` folders (the test suite's background
+run uses its own, see `background.py`).
 """
 
 from __future__ import annotations
