@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 __all__ = ["CORS_KEYS", "EXPOSED_HEADERS", "PrivateNetworkMiddleware", "cors_middleware"]
 
 # LangGraph exposes the first three; `location` too, so a browser's JS client can reconnect a
-# dropped run stream (it reads `Location`): a deliberate difference, listed in the README.
+# dropped run stream (it reads `Location`): a deliberate difference, listed in docs/differences.md.
 EXPOSED_HEADERS = ("x-pagination-total", "x-pagination-next", "content-location", "location")
 
 # The keys of langgraph.json's `http.cors` (LangGraph's CorsConfig = CORSMiddleware's arguments).
@@ -57,7 +57,7 @@ def cors_middleware(http: Mapping[str, Any], *, private_network: bool = False) -
     if private_network and _CORS_KNOWS_PRIVATE_NETWORK:
         # Starlette >= 0.47 refuses (400) a preflight asking for private network access unless
         # allowed; `langgraph dev` does not allow it there and so fails such preflights, while
-        # still adding the header below. We allow it: a deliberate difference (README).
+        # still adding the header below. We allow it: a deliberate difference (docs/differences.md).
         options["allow_private_network"] = True
     stack = [Middleware(CORSMiddleware, **options)]
     if private_network:

@@ -38,7 +38,7 @@ def _transcript(lib: Any, model_factory: Any, **stream_kwargs: Any) -> list[Any]
         {"messages": [HumanMessage("hi", id="h1")]}, stream_mode="messages", **stream_kwargs
     )
     rows = [(type(m).__name__, m.content, m.id, _strip(meta)) for m, meta in items]
-    if lib is not engine:  # graphrun adds `graph_node` (README, differences from LangGraph)
+    if lib is not engine:  # graphrun adds `graph_node` (docs/differences.md)
         for *_, meta in rows:
             meta["graph_node"] = meta["langgraph_node"]
     return rows

@@ -172,7 +172,7 @@ def normalize(obj: Any) -> Any:
 
 
 # Where graphrun deliberately differs from LangGraph 1.2.22 in what a transcript shows: each one
-# is also in README's list of differences. `as_graphrun` applies them to LangGraph's transcript,
+# is also in docs/differences.md. `as_graphrun` applies them to LangGraph's transcript,
 # so the comparison still checks that graphrun shows them, exactly there and nowhere else.
 DELIBERATE_DIFFERENCES = {
     "graph_node": "`messages` metadata also carries `graph_node`, equal to `langgraph_node` "

@@ -231,7 +231,7 @@ def cancel_sync_node_scope_sync(lib: Any) -> list[Any]:
 
 # Not a scenario: under an anyio cancel scope LangGraph loses the saves it makes at the cancel
 # (the cancelled task's error write, the "exit" checkpoint): the scope cancels them too.
-# graphrun makes them as on a task cancel (README, differences).
+# graphrun makes them as on a task cancel (docs/differences.md).
 
 
 # --- a concurrent step of async nodes, ended early ------------------------------------------------

@@ -659,7 +659,7 @@ def more_cancel_sync_step(lib: Any) -> list[Any]:
 
 def _drawn(graph: Any, xray: Any) -> Any:
     """`get_graph(xray=...).to_json()` with each node's data reduced to its name (LangGraph's
-    data also names the runnable's class path: a README difference)."""
+    data also names the runnable's class path: a difference in docs/differences.md)."""
     out = graph.get_graph(xray=xray).to_json()
     for node in out["nodes"]:
         if isinstance(node.get("data"), dict):

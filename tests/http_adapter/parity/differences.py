@@ -4,7 +4,7 @@ The replay never skips a scenario for a difference: `Difference.apply` first che
 graphrun's transcript shows the listed behaviour (assertions), then rewrites that part into what
 the reference answered, and the whole transcript is still compared with the recorded snapshot.
 So a difference that stops holding, or a change anywhere else in the scenario, fails the test.
-The README's list of differences names the same entries (issue 18).
+The list of differences in docs/differences.md names the same entries (issue 18).
 """
 
 from __future__ import annotations
