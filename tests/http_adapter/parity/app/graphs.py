@@ -23,7 +23,8 @@ if os.environ.get("PARITY_LIB") == "langgraph":
 else:
     from engine import END, START, Command, MessagesState, StateGraph, get_stream_writer, interrupt
 
-__all__ = ["agent", "chat", "chat_bound", "chat_bound_async", "chat_bound_config", "nested", "router"]
+__all__ = ["agent", "answer", "chat", "chat_bound", "chat_bound_async", "chat_bound_config", "nested",
+           "router"]
 
 
 class State(TypedDict, total=False):
@@ -33,6 +34,16 @@ class State(TypedDict, total=False):
     fail: bool
     sleep: float
     answer: str
+
+
+class Answer(TypedDict, total=False):
+    """The output schema of `answer` (issue 31 item 12)."""
+
+    answer: str
+
+
+class AnswerContext(TypedDict, total=False):
+    model: str
 
 
 class Inner(TypedDict, total=False):
@@ -137,6 +148,19 @@ def _chat(call: Any) -> Any:
     return graph.compile()
 
 
+def _answer_node(state: State) -> dict[str, Any]:
+    return {"answer": f"x={state.get('x', 0)}", "log": ["answer"], "x": state.get("x", 0) + 1}
+
+
+def _answer() -> Any:
+    """Output schema, context schema and a compiled name (issue 31 item 12)."""
+    graph = StateGraph(State, context_schema=AnswerContext, output_schema=Answer)
+    graph.add_node("answer", _answer_node)
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(name="Answer Agent")
+
+
 def _nested() -> Any:
     """A parent whose node is the agent graph: two levels of subgraphs for xray and namespaces."""
     graph = StateGraph(State)
@@ -155,3 +179,4 @@ chat_bound = _chat(_call_bound)
 chat_bound_config = _chat(_call_bound_config)
 chat_bound_async = _chat(_acall_bound_config)
 nested = _nested()
+answer = _answer()
