@@ -15,6 +15,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict as TypingExtensionsTypedDict
 
 if os.environ.get("PARITY_LIB") == "langgraph":
     from langgraph.config import get_stream_writer
@@ -36,13 +37,19 @@ class State(TypedDict, total=False):
     answer: str
 
 
-class Answer(TypedDict, total=False):
-    """The output schema of `answer` (issue 31 item 12)."""
-
+# The schemas of `answer` (issue 31 item 12): typing_extensions' TypedDict, which the reference's
+# pydantic needs for /schemas on Python < 3.12; no docstrings (they become descriptions).
+class AnswerState(TypingExtensionsTypedDict, total=False):
+    x: int
+    log: Annotated[list, operator.add]
     answer: str
 
 
-class AnswerContext(TypedDict, total=False):
+class Answer(TypingExtensionsTypedDict, total=False):
+    answer: str
+
+
+class AnswerContext(TypingExtensionsTypedDict, total=False):
     model: str
 
 
@@ -148,13 +155,13 @@ def _chat(call: Any) -> Any:
     return graph.compile()
 
 
-def _answer_node(state: State) -> dict[str, Any]:
+def _answer_node(state: AnswerState) -> dict[str, Any]:
     return {"answer": f"x={state.get('x', 0)}", "log": ["answer"], "x": state.get("x", 0) + 1}
 
 
 def _answer() -> Any:
     """Output schema, context schema and a compiled name (issue 31 item 12)."""
-    graph = StateGraph(State, context_schema=AnswerContext, output_schema=Answer)
+    graph = StateGraph(AnswerState, context_schema=AnswerContext, output_schema=Answer)
     graph.add_node("answer", _answer_node)
     graph.add_edge(START, "answer")
     graph.add_edge("answer", END)

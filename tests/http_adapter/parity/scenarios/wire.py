@@ -74,9 +74,12 @@ def wire_output_schema_runs(s: Session) -> None:
 @scenario
 def wire_output_schema_assistant(s: Session) -> None:
     """Item 12: schemas of a graph with output and context schemas; a compiled graph's name."""
-    s.call("schemas", s.sdk.assistants.get_schemas, "answer")
-    s.call("built-in", s.sdk.assistants.search, graph_id="answer")
+    built_in = s.call("built-in", s.sdk.assistants.search, graph_id="answer")
+    s.call("schemas", s.sdk.assistants.get_schemas, built_in[0]["assistant_id"])
     s.call("created", s.sdk.assistants.create, "answer")
+    tid = s.sdk.threads.create()["thread_id"]
+    s.sdk.runs.wait(tid, "answer", input={"x": 1})
+    s.call("thread", s.sdk.threads.get, tid)
 
 
 @scenario
