@@ -8,6 +8,7 @@ differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -27,7 +28,7 @@ from .schemas import Run, Thread
 logger = logging.getLogger("http_adapter.queue")
 
 __all__ = [
-    "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
+    "Active", "EndedStateless", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
     "stream", "thread_after", "webhook", "webhooks_enabled", "with_",
 ]
 
@@ -55,6 +56,33 @@ class Active:
 
     scope: anyio.CancelScope
     action: str | None = None  # "interrupt" | "rollback" | "timeout" | "release" (drain)
+
+
+class EndedStateless:
+    """Stateless runs that ended before anyone joined them (issue 31 item 8).
+
+    `langgraph dev` starts a run a few hundred ms after `POST /runs`, so a client's
+    `runs.create(None, ...)` then `runs.join` finds it in flight and gets its result; here it
+    may have ended already, its temporary thread gone. Each ended run answers one join (a
+    second answers 404, as the reference's does once the thread is deleted); the last `limit`
+    are kept, so unjoined ones cost little.
+    """
+
+    def __init__(self, limit: int = 100) -> None:
+        self._ended: collections.OrderedDict[str, tuple[Run, Outcome]] = collections.OrderedDict()
+        self._limit = limit
+
+    def add(self, run: Run, outcome: Outcome) -> None:
+        self._ended[run.run_id] = (run, outcome)
+        while len(self._ended) > self._limit:
+            self._ended.popitem(last=False)
+
+    def take(self, thread_id: str, run_id: str) -> tuple[Run, Outcome] | None:
+        """The run and how it ended, once; None for another thread's id or an unknown run."""
+        found = self._ended.get(run_id)
+        if found is None or found[0].thread_id != thread_id:
+            return None
+        return self._ended.pop(run_id)
 
 
 async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attempt: int,

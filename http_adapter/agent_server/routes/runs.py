@@ -153,7 +153,7 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
 async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
                 filters: dict[str, Any] | None = None) -> Thread:
     """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
-    name), tagged with the first graph run on it; a thread outside `filters` is as absent."""
+    name), tagged with the graph of this run; a thread outside `filters` is as absent."""
     thread = await st.records.get_thread(thread_id)
     if thread is not None and not visible(thread.metadata, filters):
         raise NotFound(_NOT_FOUND)
@@ -164,10 +164,10 @@ async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assis
         thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
                         state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
-    if "graph_id" not in metadata:  # the first graph run on it names it (as observed)
-        metadata = {**metadata, "graph_id": assistant.graph_id,
-                    "assistant_id": assistant.assistant_id}
-        thread = msgspec.structs.replace(thread, metadata=metadata)
+    named = {"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id}
+    if any(metadata.get(k) != v for k, v in named.items()):
+        # as observed: each run names the thread after its own graph (issue 31 item 10)
+        thread = msgspec.structs.replace(thread, metadata={**metadata, **named})
     return thread
 
 
@@ -176,13 +176,13 @@ def _run_metadata(payload: RunCreate, assistant: Assistant, thread: Thread | Non
     """A run's metadata: the assistant's, then its thread's (so every run on a thread created
     with metadata carries it into its checkpoints, issue 18), the config's, the payload's.
 
-    As observed: a stateless run's has no graph_id, and a thread run's has its thread's graph
-    (the first run on it), whatever the assistant.
+    As observed: a stateless run's has no graph_id, and a thread run's has its own assistant's
+    graph, even on a thread a run of another graph named first (issue 31 item 10).
     """
     metadata: dict[str, Any] = {**(assistant.metadata or {})}
     if thread is not None:
         metadata.update(thread.metadata or {})
-        metadata.setdefault("graph_id", assistant.graph_id)
+        metadata["graph_id"] = assistant.graph_id
     metadata["assistant_id"] = assistant.assistant_id
     metadata.update((payload.config or {}).get("metadata") or {})
     metadata.update(payload.metadata or {})
@@ -458,6 +458,10 @@ async def join_thread_run(request: Request) -> Response:
     st = server(request)
     headers = _join_headers(thread_id, run_id)
     run = await _authorized_join(request, st, thread_id, run_id)
+    ended = (st.queue.ended_stateless.take(thread_id, run_id)
+             if run is None and auth_user(request) is None else None)
+    if ended is not None:  # issue 31 item 8: a stateless run that ended before this join
+        return json_response(await _final_body(st, *ended), headers=headers)
     if run is None:  # as observed: 200 with the error in the body
         return json_response(
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
