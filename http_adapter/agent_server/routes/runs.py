@@ -165,8 +165,9 @@ async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assis
                         state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
     named = {"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id}
-    if any(metadata.get(k) != v for k, v in named.items()):
-        # as observed: each run names the thread after its own graph (issue 31 item 10)
+    if thread.status != "busy" and any(metadata.get(k) != v for k, v in named.items()):
+        # as the reference: a run created on a thread that is not busy names the thread after
+        # its own graph (issue 31 item 10); one queued behind another leaves it as it is
         thread = msgspec.structs.replace(thread, metadata={**metadata, **named})
     return thread
 
@@ -176,13 +177,13 @@ def _run_metadata(payload: RunCreate, assistant: Assistant, thread: Thread | Non
     """A run's metadata: the assistant's, then its thread's (so every run on a thread created
     with metadata carries it into its checkpoints, issue 18), the config's, the payload's.
 
-    As observed: a stateless run's has no graph_id, and a thread run's has its own assistant's
-    graph, even on a thread a run of another graph named first (issue 31 item 10).
+    As observed: a stateless run's has no graph_id, and a thread run's has its thread's graph
+    (its own, unless it was queued behind a run of another graph: `_thread_for`).
     """
     metadata: dict[str, Any] = {**(assistant.metadata or {})}
     if thread is not None:
         metadata.update(thread.metadata or {})
-        metadata["graph_id"] = assistant.graph_id
+        metadata.setdefault("graph_id", assistant.graph_id)
     metadata["assistant_id"] = assistant.assistant_id
     metadata.update((payload.config or {}).get("metadata") or {})
     metadata.update(payload.metadata or {})
