@@ -22,6 +22,7 @@ from .encode import dumps, plain
 from .executor import (
     Outcome, engine_args, engine_modes, is_resumable, metadata_event, stream_modes, wire_events,
 )
+from .output_keys import OutputView, output_keys
 from .records import now
 from .schemas import Run, Thread
 
@@ -103,6 +104,10 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     modes = stream_modes(run.kwargs)
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
+    keys = output_keys(graph)  # issue 31 item 12: None unless an output schema is set apart
+    view = OutputView(keys, value) if keys is not None else None
+    if view is not None and "updates" not in engine:
+        engine = [*engine, "updates"]  # which steps wrote an output key
     convert = wire_events(modes, options["subgraphs"])
     publish = state.broker.publish
     publish(run.run_id, *metadata_event(run.run_id, attempt))
@@ -118,11 +123,15 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
             with anyio.fail_after(timeout) if timeout else _nullcontext():
                 async for item in graph.astream(value, config, stream_mode=engine, **options):
                     ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
+                    send = True
+                    if view is not None and not ns:
+                        chunk, send = view.see(mode, item[-1])
+                        item = (*item[:-1], chunk)
                     if mode == "values" and not ns:
                         last_values = item[-1]
                         if isinstance(last_values, dict) and "__interrupt__" in last_values:
                             interrupts.extend(last_values["__interrupt__"])
-                    if mode in wanted:
+                    if send and mode in wanted:
                         for name, data in convert(item):
                             publish(run.run_id, name, data)
     except TimeoutError:
