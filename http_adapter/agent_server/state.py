@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import msgspec
+
 from engine import CompiledStateGraph
 
 from .._graph_spec import NotAGraph, compile_graph
@@ -22,6 +24,7 @@ from .webhooks import Webhooks
 __all__ = ["ServerState", "assistant_id_for"]
 
 # SPEC §3: built-in assistants are uuid5 of the graph id in this namespace.
+_DEFAULT_NAME = "LangGraph"  # what `compile()` names a graph not given a name
 _ASSISTANT_NS = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -79,7 +82,11 @@ class ServerState:
 
     async def _ensure_builtin(self, graph_id: str) -> None:
         assistant_id = assistant_id_for(graph_id)
-        if await self.records.get_assistant(assistant_id) is not None:
+        name = graph_name(self.settings.graphs[graph_id], graph_id)
+        found = await self.records.get_assistant(assistant_id)
+        if found is not None:
+            if found.name != name:  # the graph was renamed since (the reference syncs it too)
+                await self.records.put_assistant(msgspec.structs.replace(found, name=name))
             return
         stamp = now()
         await self.records.put_assistant(
@@ -89,7 +96,7 @@ class ServerState:
                 config={},
                 context={},
                 metadata={"created_by": "system"},
-                name=graph_id,
+                name=name,
                 description=None,
                 version=1,
                 created_at=stamp,
@@ -106,7 +113,7 @@ class ServerState:
         if graph is None:
             base = await self._load(graph_id)
             graph = base.copy(checkpointer=None if stateless else self.saver, store=self.store)
-            graph.name = graph_id  # the server names a graph by its id (events, metadata)
+            graph.name = graph_name(base, graph_id)  # events, metadata, schema titles
             cache[graph_id] = graph
         return graph
 
@@ -129,6 +136,13 @@ class ServerState:
         if found is None:
             raise NotFound(f"Assistant '{assistant_id}' not found")
         return found
+
+
+def graph_name(graph: Any, graph_id: str) -> str:
+    """What the reference calls a graph: the name it was compiled with, else its id (issue 31
+    item 12: assistants of a graph compiled with `name="ReAct Agent"` are named so)."""
+    name = getattr(graph, "name", None) if isinstance(graph, CompiledStateGraph) else None
+    return name if name and name != _DEFAULT_NAME else graph_id
 
 
 async def _health(part: Any) -> str:
