@@ -30,7 +30,9 @@ from ..executor import STREAM_MODES, Outcome
 from ..records import now
 from ..schemas import Assistant, Run, RunCreate, Thread
 from ..state import ServerState, assistant_id_for
-from ._common import body, json_response, path_uuid, server, sse_response
+from ._common import (
+    body, json_response, keepalive_json_response, path_uuid, server, sse_response,
+)
 
 __all__ = ["routes"]
 
@@ -297,6 +299,16 @@ async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any
     return thread.values
 
 
+def _waited(st: ServerState, run: Run) -> Response:
+    """What `/wait` and `/join` answer once the run ends, newlines until then (issue 31 item 6)."""
+
+    async def result() -> Any:
+        return await _final_body(st, run, await st.queue.wait(run.run_id))
+
+    return keepalive_json_response(result, st.settings.wait_keepalive,
+                                   headers=_join_headers(run.thread_id, run.run_id))
+
+
 def _with_interrupts(values: Any, interrupts: list[Any]) -> Any:
     if not interrupts:
         return values
@@ -368,9 +380,7 @@ async def wait_thread_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
     run = await _create(st, payload, thread_id, auth=auth,
                         headers=picked_headers(request))
-    outcome = await st.queue.wait(run.run_id)
-    return json_response(await _final_body(st, run, outcome),
-                         headers=_join_headers(run.thread_id, run.run_id))
+    return _waited(st, run)
 
 
 def _query_int(request: Request, name: str, default: int) -> int:
@@ -469,12 +479,11 @@ async def join_thread_run(request: Request) -> Response:
             headers=headers,
         )
     finished = await st.queue.outcome(run.run_id)
-    outcome = await st.queue.wait(run.run_id)
     if finished is not None and finished.status == "success":
         # as observed: joining a run that had already ended answers its thread's state now
         # (a later run's values included), not what the run itself returned
-        outcome = None
-    return json_response(await _final_body(st, run, outcome), headers=headers)
+        return json_response(await _final_body(st, run, None), headers=headers)
+    return _waited(st, run)
 
 
 async def join_thread_run_stream(request: Request) -> Response:
@@ -534,9 +543,7 @@ async def wait_stateless_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
     run = await _create(st, payload, None, auth=auth,
                         headers=picked_headers(request))
-    outcome = await st.queue.wait(run.run_id)
-    return json_response(await _final_body(st, run, outcome),
-                         headers=_join_headers(run.thread_id, run.run_id))
+    return _waited(st, run)
 
 
 async def batch_stateless_runs(request: Request) -> Response:
