@@ -22,6 +22,7 @@ from .encode import dumps, plain
 from .executor import (
     Outcome, engine_args, engine_modes, is_resumable, metadata_event, stream_modes, wire_events,
 )
+from .held_updates import AfterReducers
 from .output_keys import OutputView, output_keys
 from .records import now
 from .schemas import Run, Thread
@@ -118,29 +119,41 @@ async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attem
     # carries none; each interrupted task's own chunk carries its own.
     interrupts: list[Any] = []
     timeout = state.settings.run_timeout
+    held = AfterReducers()  # issue 31 item 15: message ids as the reducers set them
+
+    def take(item: Any) -> None:
+        nonlocal last_values
+        ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
+        send = True
+        if view is not None and not ns:
+            chunk, send = view.see(mode, item[-1])
+            item = (*item[:-1], chunk)
+        if mode == "values" and not ns:
+            last_values = item[-1]
+            if isinstance(last_values, dict) and "__interrupt__" in last_values:
+                interrupts.extend(last_values["__interrupt__"])
+        if send and mode in wanted:
+            for name, data in convert(item):
+                publish(run.run_id, name, data)
+
     try:
         with active.scope:
             with anyio.fail_after(timeout) if timeout else _nullcontext():
                 async for item in graph.astream(value, config, stream_mode=engine, **options):
                     ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
-                    send = True
-                    if view is not None and not ns:
-                        chunk, send = view.see(mode, item[-1])
-                        item = (*item[:-1], chunk)
-                    if mode == "values" and not ns:
-                        last_values = item[-1]
-                        if isinstance(last_values, dict) and "__interrupt__" in last_values:
-                            interrupts.extend(last_values["__interrupt__"])
-                    if send and mode in wanted:
-                        for name, data in convert(item):
-                            publish(run.run_id, name, data)
+                    for ready in held.feed(ns, mode, item):
+                        take(ready)
     except TimeoutError:
         return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
     except Exception as error:  # the graph failed: the run ends in error
+        for ready in held.rest():
+            take(ready)
         _log_failure(run, assistant.graph_id, error)
         detail = {"error": type(error).__name__, "message": str(error)}
         publish(run.run_id, "error", dumps(detail))
         return Outcome("error", error=detail)
+    for ready in held.rest():
+        take(ready)
     if active.scope.cancel_called:
         return cancelled(active.action)
     values = (

@@ -1,4 +1,4 @@
-"""Issue 31, items 6 and 8: where `langgraph dev` differed on the wire in ways the parity replay
+"""Issue 31, items 6, 8 and 15: where `langgraph dev` differed on the wire in ways the parity replay
 cannot pin down (they depend on how long the reference takes), through real servers and the real
 `langgraph-sdk` client, on both back ends.
 """
@@ -14,7 +14,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph_sdk import get_sync_client
+
+from engine import START, Command, MessagesState, StateGraph
 
 from .graphs import GRAPHS, Gate, gated
 
@@ -111,3 +114,61 @@ def test_join_a_stateless_run_that_already_ended(serve_app: Any) -> None:
     assert client.runs.join(run["thread_id"], run["run_id"]) == expected
     again = client.runs.join(run["thread_id"], run["run_id"])
     assert again == {"__error__": {"error": "HTTPException", "message": "404: Run not found"}}
+
+
+# -- item 15: a handoff's ToolMessage keeps the id its reducer gives it -----------------------
+
+
+class _Handoff:
+    """`handoff` runs `transfer` and `sibling` in one step; the step (and so `add_messages`,
+    which gives `transfer`'s id-less ToolMessage its id) ends only when `sibling` returns."""
+
+    transferred = threading.Event()
+    release = threading.Event()
+
+
+def _transfer(state: MessagesState) -> Any:
+    _Handoff.transferred.set()
+    return Command(update={"messages": [ToolMessage("Transferred", tool_call_id="call-1")]})
+
+
+def _sibling(state: MessagesState) -> dict[str, Any]:
+    assert _Handoff.transferred.wait(10)
+    # Released by the test once `transfer`'s update reached the client (what the old code
+    # did while the step was still open); else, with the update held as it must be, after a
+    # while: the verdict does not depend on that wait, only the test's duration.
+    _Handoff.release.wait(2)
+    return {"messages": [AIMessage("sibling", id="sibling-1")]}
+
+
+def _handoff_graph() -> Any:
+    graph = StateGraph(MessagesState)
+    graph.add_node("transfer", _transfer)
+    graph.add_node("sibling", _sibling)
+    graph.add_edge(START, "transfer")
+    graph.add_edge(START, "sibling")
+    return graph.compile()
+
+
+def test_handoff_tool_message_id_in_updates(serve_app: Any) -> None:
+    """Item 15: the `updates` event of a node that returned an id-less message object shows
+    the id `add_messages` gave it (the one in the thread's state), never null."""
+    _Handoff.transferred.clear()
+    _Handoff.release.clear()
+    served = serve_app(graphs={"handoff": _handoff_graph()})
+    client = get_sync_client(url=served.url, api_key=None)
+    tid = client.threads.create()["thread_id"]
+    updates = []
+    try:
+        for part in client.runs.stream(tid, "handoff", input={"messages": []},
+                                       stream_mode="updates"):
+            if part.event == "updates" and "transfer" in part.data:
+                updates.append(part.data["transfer"]["messages"][0])
+                _Handoff.release.set()
+    finally:
+        _Handoff.release.set()
+    state = client.threads.get_state(tid)["values"]["messages"]
+    tool_ids = [m["id"] for m in state if m["type"] == "tool"]
+    assert len(updates) == 1 and len(tool_ids) == 1
+    assert updates[0]["id"] is not None
+    assert updates[0]["id"] == tool_ids[0]
