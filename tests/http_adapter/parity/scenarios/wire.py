@@ -66,8 +66,6 @@ def wire_output_schema_runs(s: Session) -> None:
     s.call("wait stateless", s.sdk.runs.wait, None, "answer", input={"x": 1})
     s.call("stream", s.sdk.runs.stream, tid, "answer", input={"x": 1},
            stream_mode=["values", "updates"])
-    run = s.sdk.runs.create(tid, "answer", input={"x": 1})
-    s.call("join", s.sdk.runs.join, tid, run["run_id"])
     s.call("state", s.sdk.threads.get_state, tid)
 
 
