@@ -10,6 +10,7 @@ per-endpoint 404 texts.
 
 from __future__ import annotations
 
+import sys
 import typing
 import uuid
 from typing import Any
@@ -338,11 +339,13 @@ def _without_reducer(hint: Any) -> Any:
     return inner
 
 
-def _json_schema(schema: Any, title: str, *, strict: bool = False) -> dict[str, Any] | None:
+def _json_schema(schema: Any, title: str, *, strict: bool = False, defaults: bool = True
+                 ) -> dict[str, Any] | None:
     """A state/input/output/context type in the real server's style: an object titled
     `title` whose properties carry a `title` and `"default": null` (every key optional);
-    `strict` describes the type itself, as pydantic does: required keys required, no
-    defaults (input, output and context types, issue 31 item 12)."""
+    `strict` keeps a TypedDict's required keys required (how its input is described); without
+    `defaults`, optional keys have no default either: a type described by itself, as pydantic's
+    TypeAdapter does (input, output and context types, issue 31 item 12)."""
     if schema is None:
         return None
     required = set(getattr(schema, "__required_keys__", ())) if strict else set()
@@ -352,7 +355,7 @@ def _json_schema(schema: Any, title: str, *, strict: bool = False) -> dict[str, 
         field, defs = _field_schema(hint)
         all_defs.update(defs)
         field = {**field, "title": name.replace("_", " ").title()}
-        if not strict:  # the state schema's keys; a TypedDict's own have no default
+        if name not in required and defaults:
             field["default"] = None
         properties[name] = dict(sorted(field.items()))
     out: dict[str, Any] = {"properties": properties, "title": title, "type": "object"}
@@ -376,7 +379,9 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
             return None
         if schema is not state:  # titled by its class, as LangGraph's (issue 31 item 12)
             return _json_schema(schema, getattr(schema, "__name__", f"{prefix}_{suffix}"),
-                                strict=True)
+                                strict=True, defaults=False)
+        if _adapted(state):  # the reference's pydantic describes it by itself (issue 31)
+            return _json_schema(state, state.__name__, strict=True, defaults=False)
         # as observed: the state type as input/output shows only where it says more than the
         # state schema does (required keys, e.g. MessagesState's `messages`)
         own = _json_schema(state, getattr(state, "__name__", state_title), strict=True)
@@ -384,7 +389,8 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
         return None if {**own, "title": state_title} == state_json else own
 
     context = builder.context_schema
-    context_json = (_json_schema(context, getattr(context, "__name__", "Context"), strict=True)
+    context_json = (_json_schema(context, getattr(context, "__name__", "Context"), strict=True,
+                                 defaults=False)
                     if context is not None else None)
     return {
         "input_schema": other(builder.input_schema, "input"),
@@ -395,6 +401,14 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
         "config_schema": context_json or {},
         "context_schema": context_json,
     }
+
+
+def _adapted(schema: Any) -> bool:
+    """Whether LangGraph describes this state type as input/output by itself (pydantic's
+    TypeAdapter): a TypedDict but `typing`'s before Python 3.12, which pydantic refuses (the
+    reference then answers null, or the heuristic above)."""
+    return (isinstance(schema, type) and hasattr(schema, "__required_keys__")  # a TypedDict
+            and (sys.version_info >= (3, 12) or type(schema).__module__ != "typing"))
 
 
 def _titled(name: str, suffix: str) -> str:

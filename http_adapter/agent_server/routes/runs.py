@@ -169,8 +169,11 @@ async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assis
     named = {"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id}
     if thread.status != "busy" and any(metadata.get(k) != v for k, v in named.items()):
         # as the reference: a run created on a thread that is not busy names the thread after
-        # its own graph (issue 31 item 10); one queued behind another leaves it as it is
+        # its own graph (issue 31 item 10); one queued behind another leaves it as it is. Saved
+        # now: the PostgreSQL enqueue keeps the stored metadata's keys over the route's.
         thread = msgspec.structs.replace(thread, metadata={**metadata, **named})
+        if "graph_id" in metadata:  # a stored thread a run of another graph named
+            await st.records.put_thread(thread)
     return thread
 
 
@@ -303,7 +306,10 @@ def _waited(st: ServerState, run: Run) -> Response:
     """What `/wait` and `/join` answer once the run ends, newlines until then (issue 31 item 6)."""
 
     async def result() -> Any:
-        return await _final_body(st, run, await st.queue.wait(run.run_id))
+        outcome = await st.queue.wait(run.run_id)
+        if run.kwargs.get("temporary"):  # answered here: a later join finds it gone (item 8)
+            st.queue.ended_stateless.take(run.thread_id, run.run_id)
+        return await _final_body(st, run, outcome)
 
     return keepalive_json_response(result, st.settings.wait_keepalive,
                                    headers=_join_headers(run.thread_id, run.run_id))
