@@ -8,6 +8,7 @@ differ (`queue.py` in process, `cluster/queue.py` on PostgreSQL).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
@@ -23,13 +24,15 @@ from .executor import (
     Outcome, engine_args, engine_modes, is_resumable, metadata_event, schema_context,
     stream_modes, wire_events,
 )
+from .held_updates import AfterReducers
+from .output_keys import OutputView, output_keys
 from .records import now
 from .schemas import Run, Thread
 
 logger = logging.getLogger("http_adapter.queue")
 
 __all__ = [
-    "Active", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
+    "Active", "EndedStateless", "cancelled", "create_subscribed", "drop_checkpoints", "failure", "resume_input",
     "stream", "thread_after", "webhook", "webhooks_enabled", "with_",
 ]
 
@@ -60,6 +63,33 @@ class Active:
     # The attempt's right to write (issue 26, the cluster queue's `checkpoints.Fence`): its
     # checkpoints are stored and its events published only while it holds.
     fence: Any = None
+
+
+class EndedStateless:
+    """Stateless runs that ended before anyone joined them (issue 31 item 8).
+
+    `langgraph dev` starts a run a few hundred ms after `POST /runs`, so a client's
+    `runs.create(None, ...)` then `runs.join` finds it in flight and gets its result; here it
+    may have ended already, its temporary thread gone. Each ended run answers one join (a
+    second answers 404, as the reference's does once the thread is deleted); the last `limit`
+    are kept, so unjoined ones cost little.
+    """
+
+    def __init__(self, limit: int = 100) -> None:
+        self._ended: collections.OrderedDict[str, tuple[Run, Outcome]] = collections.OrderedDict()
+        self._limit = limit
+
+    def add(self, run: Run, outcome: Outcome) -> None:
+        self._ended[run.run_id] = (run, outcome)
+        while len(self._ended) > self._limit:
+            self._ended.popitem(last=False)
+
+    def take(self, thread_id: str, run_id: str) -> tuple[Run, Outcome] | None:
+        """The run and how it ended, once; None for another thread's id or an unknown run."""
+        found = self._ended.get(run_id)
+        if found is None or found[0].thread_id != thread_id:
+            return None
+        return self._ended.pop(run_id)
 
 
 async def stream(state: Any, run: Run, active: Active, *, stateless: bool, attempt: int,
@@ -98,6 +128,10 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     modes = stream_modes(run.kwargs)
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
+    keys = output_keys(graph)  # issue 31 item 12: None unless an output schema is set apart
+    view = OutputView(keys, value) if keys is not None else None
+    if view is not None and "updates" not in engine:
+        engine = [*engine, "updates"]  # which steps wrote an output key
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
     publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
@@ -109,25 +143,41 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     # carries none; each interrupted task's own chunk carries its own.
     interrupts: list[Any] = []
     timeout = state.settings.run_timeout
+    held = AfterReducers()  # issue 31 item 15: message ids as the reducers set them
+
+    def take(item: Any) -> None:
+        nonlocal last_values
+        ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
+        send = True
+        if view is not None and not ns:
+            chunk, send = view.see(mode, item[-1])
+            item = (*item[:-1], chunk)
+        if mode == "values" and not ns:
+            last_values = item[-1]
+            if isinstance(last_values, dict) and "__interrupt__" in last_values:
+                interrupts.extend(last_values["__interrupt__"])
+        if send and mode in wanted:
+            for name, data in convert(item):
+                publish(run.run_id, name, data)
+
     try:
         with active.scope:
             with anyio.fail_after(timeout) if timeout else _nullcontext():
                 async for item in graph.astream(value, config, stream_mode=engine, **options):
                     ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
-                    if mode == "values" and not ns:
-                        last_values = item[-1]
-                        if isinstance(last_values, dict) and "__interrupt__" in last_values:
-                            interrupts.extend(last_values["__interrupt__"])
-                    if mode in wanted:
-                        for name, data in convert(item):
-                            publish(run.run_id, name, data)
+                    for ready in held.feed(ns, mode, item):
+                        take(ready)
     except TimeoutError:
         return Outcome("timeout", error={"error": "TimeoutError", "message": "Run timed out"})
     except Exception as error:  # the graph failed: the run ends in error
+        for ready in held.rest():
+            take(ready)
         _log_failure(run, config["configurable"]["graph_id"], error)
         detail = {"error": type(error).__name__, "message": str(error)}
         publish(run.run_id, "error", dumps(detail))
         return Outcome("error", error=detail)
+    for ready in held.rest():
+        take(ready)
     if active.scope.cancel_called:
         return cancelled(active.action)
     values = (

@@ -20,9 +20,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Match, Mount
+from starlette.schemas import SchemaGenerator
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["UNSHADOWABLE_PATHS", "mount_custom_app"]
+__all__ = ["UNSHADOWABLE_PATHS", "custom_openapi_paths", "mount_custom_app"]
 
 UNSHADOWABLE_PATHS = frozenset(("/ok", "/metrics", "/docs", "/openapi.json"))
 
@@ -35,6 +36,7 @@ def mount_custom_app(api: Starlette, user: Starlette, *, front: Sequence[Middlew
     if http.get("enable_custom_route_auth"):
         user_side = _wrap(user, auth)
     api_side = _wrap(api, list(getattr(user, "user_middleware", None) or []))
+    api.state.custom_openapi_paths = custom_openapi_paths(user)
     dispatch = _Dispatch(api_side, user_side, list(user.routes))
 
     @contextlib.asynccontextmanager
@@ -67,3 +69,24 @@ class _Dispatch:
         if scope["type"] not in ("http", "websocket") or scope["path"] in UNSHADOWABLE_PATHS:
             return False
         return any(route.matches(scope)[0] is Match.FULL for route in self.user_routes)
+
+
+def custom_openapi_paths(user: Starlette) -> dict[str, Any]:
+    """The OpenAPI `paths` of the user's routes, which `/openapi.json` lists too (issue 31 item 7):
+    a FastAPI app's own document's; a Starlette app's from its endpoints' docstrings (YAML after
+    `---`, else an empty operation), as the reference does."""
+    openapi = getattr(user, "openapi", None)
+    if callable(openapi):  # FastAPI
+        try:
+            return dict(openapi().get("paths") or {})
+        except Exception:  # a document FastAPI cannot build: the routes still work
+            return {}
+    generator = SchemaGenerator({})
+    paths: dict[str, Any] = {}
+    for endpoint in generator.get_endpoints(list(user.routes)):
+        try:
+            operation = generator.parse_docstring(endpoint.func)
+        except Exception:  # no PyYAML, or YAML that does not parse: the text, as the reference
+            operation = {"description": getattr(endpoint.func, "__doc__", None) or ""}
+        paths.setdefault(endpoint.path, {})[endpoint.http_method] = operation
+    return paths

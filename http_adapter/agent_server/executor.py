@@ -243,6 +243,8 @@ def wire_events(
             return [(name, dumps(data)) for name, data in accumulator.events(ns, message, meta)]
         if mode == "events" and chunk["event"] == "on_chain_stream" and not chunk["parent_ids"]:
             return []  # the root run's chunks feed the other modes; the server never sends them
+        if mode == "events":  # as the reference: an inner graph's are `events` too, no `|ns`
+            ns = ()  # (they tell their graph in `metadata`, `parent_ids`; issue 31 item 11)
         if mode == "debug" and chunk.get("type") == "checkpoint":
             chunk = {**chunk, "payload": _debug_checkpoint(chunk["payload"])}
         return [(event_name(mode, ns), dumps(chunk))]

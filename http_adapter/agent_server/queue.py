@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 
 from .attempt import (
-    Active, cancelled, create_subscribed, drop_checkpoints, stream, thread_after, webhook,
+    Active, EndedStateless, cancelled, create_subscribed, drop_checkpoints, stream, thread_after, webhook,
     webhooks_enabled, with_,
 )
 from .metrics import WaitHistogram, queue_wait
@@ -54,6 +54,7 @@ class RunQueue:
         self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
         self._attempts: dict[str, int] = {}
         self._stateless: dict[str, Run] = {}
+        self.ended_stateless = EndedStateless()  # issue 31 item 8: joinable once after the end
         self._not_before: dict[str, float] = {}
         self._draining = False
         self.waits = WaitHistogram()  # how long runs waited for a worker (/metrics)
@@ -258,7 +259,8 @@ class RunQueue:
             run = updated
         await self._forget_attempt(run.run_id)
         self._remember(run.run_id, outcome)
-        self._stateless.pop(run.run_id, None)
+        if self._stateless.pop(run.run_id, None) is not None:
+            self.ended_stateless.add(run, outcome)
         state.broker.close(run.run_id)
         done = self._done.pop(run.run_id, None)
         if done is not None:

@@ -57,6 +57,8 @@ class Thread(msgspec.Struct, kw_only=True):
     values: Any = None
     interrupts: dict[str, Any] = {}
     error: Any = None
+    # issue 31 item 13: a copy shows no `values` key (not even null) until some are written
+    copied: bool = False
 
 
 class Run(msgspec.Struct, kw_only=True):

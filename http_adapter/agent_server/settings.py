@@ -26,6 +26,7 @@ class Settings:
     run_timeout: float | None = None  # seconds; a run past it ends with status "timeout"
     heartbeat: float = 5.0  # seconds between SSE heartbeat comments
     max_body_size: int | None = 64 << 20  # bytes; a larger request body is a 413 (issue 26)
+    wait_keepalive: float = 5.0  # seconds between the newlines a `/wait` or `/join` sends (issue 31)
     config_path: Path | None = None
     studio: bool = False  # serve the local studio at / (issue 20): `dev` always, `serve --studio`
     api_url: str | None = None  # where clients reach it; runs report it as `langgraph_api_url`

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
+
 from engine import CompiledStateGraph
 
 from .._graph_spec import NotAGraph, is_factory, open_graph
@@ -26,6 +28,7 @@ from .webhooks import Webhooks
 __all__ = ["ServerState", "assistant_id_for"]
 
 # SPEC §3: built-in assistants are uuid5 of the graph id in this namespace.
+_DEFAULT_NAME = "LangGraph"  # what `compile()` names a graph not given a name
 _ASSISTANT_NS = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -85,7 +88,11 @@ class ServerState:
 
     async def _ensure_builtin(self, graph_id: str) -> None:
         assistant_id = assistant_id_for(graph_id)
-        if await self.records.get_assistant(assistant_id) is not None:
+        name = graph_name(self.settings.graphs[graph_id], graph_id)
+        found = await self.records.get_assistant(assistant_id)
+        if found is not None:
+            if found.name != name:  # the graph was renamed since (the reference syncs it too)
+                await self.records.put_assistant(msgspec.structs.replace(found, name=name))
             return
         stamp = now()
         await self.records.put_assistant(
@@ -95,7 +102,7 @@ class ServerState:
                 config={},
                 context={},
                 metadata={"created_by": "system"},
-                name=graph_id,
+                name=name,
                 description=None,
                 version=1,
                 created_at=stamp,
@@ -112,7 +119,7 @@ class ServerState:
         if graph is None:
             base = await self._load(graph_id)
             graph = base.copy(checkpointer=None if stateless else self.saver, store=self.store)
-            graph.name = graph_id  # the server names a graph by its id (events, metadata)
+            graph.name = graph_name(base, graph_id)  # events, metadata, schema titles
             cache[graph_id] = graph
         return graph
 
@@ -132,7 +139,7 @@ class ServerState:
                                    user=conf.get("langgraph_auth_user"), context=context)
         async with _loading(graph_id, open_graph(spec, config, runtime)) as base:
             graph = base.copy(checkpointer=None if stateless else self.saver, store=self.store)
-            graph.name = graph_id
+            graph.name = graph_name(base, graph_id)
             yield graph
 
     async def _load(self, graph_id: str) -> CompiledStateGraph:
@@ -171,6 +178,13 @@ async def _loading(graph_id: str, opening: Any) -> AsyncIterator[CompiledStateGr
         ) from error
     async with stack:
         yield graph
+
+
+def graph_name(graph: Any, graph_id: str) -> str:
+    """What the reference calls a graph: the name it was compiled with, else its id (issue 31
+    item 12: assistants of a graph compiled with `name="ReAct Agent"` are named so)."""
+    name = getattr(graph, "name", None) if isinstance(graph, CompiledStateGraph) else None
+    return name if name and name != _DEFAULT_NAME else graph_id
 
 
 async def _health(part: Any) -> str:

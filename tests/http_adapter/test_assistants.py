@@ -523,12 +523,16 @@ async def test_schemas_of_distinct_input_output_and_context(shaped: Served) -> N
     client = get_client(url=shaped.url)
     schemas = await client.assistants.get_schemas(_builtin("routed"))
     assert schemas["graph_id"] == "routed"
-    assert schemas["input_schema"]["title"] == "routed_input"
+    # issue 31 item 12, as recorded from `langgraph dev` (parity `wire_output_schema_assistant`):
+    # a TypedDict is described by itself (pydantic's TypeAdapter): titled by its class, its
+    # required keys required, no defaults; the context schema is the config schema too
+    assert schemas["input_schema"]["title"] == "_In"
     assert list(schemas["input_schema"]["properties"]) == ["question"]
-    assert schemas["output_schema"]["title"] == "routed_output"
+    assert schemas["input_schema"]["required"] == ["question"]
+    assert schemas["output_schema"]["title"] == "_Out"
     assert list(schemas["output_schema"]["properties"]) == ["answer"]
     assert set(schemas["state_schema"]["properties"]) == {"question", "answer"}
     assert schemas["context_schema"]["properties"] == {
-        "model_name": {"default": None, "title": "Model Name", "type": "string"}
+        "model_name": {"title": "Model Name", "type": "string"}
     }
-    assert schemas["config_schema"] == {}
+    assert schemas["config_schema"] == schemas["context_schema"]

@@ -30,8 +30,8 @@ from checkpoints import Fence
 from checkpoints.postgres_files import connect_options
 
 from ..attempt import (
-    Active, cancelled, create_subscribed, drop_checkpoints, failure, stream, thread_after, webhook,
-    webhooks_enabled, with_,
+    Active, EndedStateless, cancelled, create_subscribed, drop_checkpoints, failure, stream,
+    thread_after, webhook, webhooks_enabled, with_,
 )
 from ..encode import dumps, plain
 from ..errors import Conflict, UnprocessableEntity
@@ -99,6 +99,7 @@ class ClusterQueue:
         self._outcomes: collections.OrderedDict[str, Outcome] = collections.OrderedDict()
         self._stateless: dict[str, Run] = {}
         self._stateless_due: dict[str, float] = {}
+        self.ended_stateless = EndedStateless()  # issue 31 item 8: joinable once after the end
         self._unsubscribe: list[Any] = []
         self._webhooks = webhooks_enabled(state.settings)
 
@@ -510,7 +511,8 @@ class ClusterQueue:
 
     def _end_stateless(self, run: Run, outcome: Outcome) -> None:
         self._remember(run.run_id, outcome)
-        self._stateless.pop(run.run_id, None)
+        if self._stateless.pop(run.run_id, None) is not None:
+            self.ended_stateless.add(run, outcome)
         self._stateless_due.pop(run.run_id, None)
         self.state.broker.close(run.run_id)
         self._notify(run.run_id)

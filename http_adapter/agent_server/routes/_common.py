@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -10,7 +11,7 @@ import anyio
 import msgspec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from ..encode import dumps
 from ..errors import NotFound, UnprocessableEntity
@@ -115,6 +116,25 @@ def json_response(
     """Compact JSON, `application/json` (no charset), as the LangGraph server answers."""
     return Response(dumps(value), status_code=status, media_type="application/json",
                     headers=headers)
+
+
+def keepalive_json_response(
+    result: Callable[[], Awaitable[Any]], interval: float, headers: dict[str, str] | None = None
+) -> Response:
+    """`result()` as JSON, a newline sent every `interval` seconds until it is ready (issue 31
+    item 6: as the reference's `/wait` and `/join`, so proxies with idle timeouts keep the
+    connection open; JSON parsers skip leading whitespace, the SDKs' included)."""
+
+    async def body() -> AsyncIterator[bytes]:
+        task = asyncio.ensure_future(result())
+        try:
+            while not (await asyncio.wait({task}, timeout=interval))[0]:
+                yield b"\n"
+            yield dumps(task.result())
+        finally:
+            task.cancel()  # the client left: stop waiting (the run goes on)
+
+    return StreamingResponse(body(), media_type="application/json", headers=headers)
 
 
 def paginated(items: list[Any], total: int, offset: int, limit: int,

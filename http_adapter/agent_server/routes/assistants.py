@@ -10,6 +10,7 @@ per-endpoint 404 texts.
 
 from __future__ import annotations
 
+import sys
 import typing
 import uuid
 from typing import Any
@@ -340,10 +341,13 @@ def _without_reducer(hint: Any) -> Any:
     return inner
 
 
-def _json_schema(schema: Any, title: str, *, strict: bool = False) -> dict[str, Any] | None:
+def _json_schema(schema: Any, title: str, *, strict: bool = False, defaults: bool = True
+                 ) -> dict[str, Any] | None:
     """A state/input/output/context type in the real server's style: an object titled
     `title` whose properties carry a `title` and `"default": null` (every key optional);
-    `strict` keeps a TypedDict's required keys required (how its input is described)."""
+    `strict` keeps a TypedDict's required keys required (how its input is described); without
+    `defaults`, optional keys have no default either: a type described by itself, as pydantic's
+    TypeAdapter does (input, output and context types, issue 31 item 12)."""
     if schema is None:
         return None
     required = set(getattr(schema, "__required_keys__", ())) if strict else set()
@@ -353,7 +357,7 @@ def _json_schema(schema: Any, title: str, *, strict: bool = False) -> dict[str, 
         field, defs = _field_schema(hint)
         all_defs.update(defs)
         field = {**field, "title": name.replace("_", " ").title()}
-        if name not in required:
+        if name not in required and defaults:
             field["default"] = None
         properties[name] = dict(sorted(field.items()))
     out: dict[str, Any] = {"properties": properties, "title": title, "type": "object"}
@@ -375,8 +379,11 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
     def other(schema: Any, suffix: str) -> dict[str, Any] | None:
         if schema is None:
             return None
-        if schema is not state:
-            return _json_schema(schema, f"{prefix}_{suffix}")
+        if schema is not state:  # titled by its class, as LangGraph's (issue 31 item 12)
+            return _json_schema(schema, getattr(schema, "__name__", f"{prefix}_{suffix}"),
+                                strict=True, defaults=False)
+        if _adapted(state):  # the reference's pydantic describes it by itself (issue 31)
+            return _json_schema(state, state.__name__, strict=True, defaults=False)
         # as observed: the state type as input/output shows only where it says more than the
         # state schema does (required keys, e.g. MessagesState's `messages`)
         own = _json_schema(state, getattr(state, "__name__", state_title), strict=True)
@@ -384,16 +391,32 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
         return None if {**own, "title": state_title} == state_json else own
 
     context = builder.context_schema
+    context_json = (_json_schema(context, getattr(context, "__name__", "Context"), strict=True,
+                                 defaults=False)
+                    if context is not None else None)
     return {
         "input_schema": other(builder.input_schema, "input"),
         "output_schema": other(builder.output_schema, "output"),
         "state_schema": state_json,
-        "config_schema": {},
-        "context_schema": (
-            _json_schema(context, getattr(context, "__name__", "Context"))
-            if context is not None else None
-        ),
+        # as the reference: a graph with a context schema describes it as its config too
+        # (issue 31 item 12: it came back empty)
+        "config_schema": context_json or {},
+        "context_schema": context_json,
     }
+
+
+def _adapted(schema: Any) -> bool:
+    """Whether LangGraph describes this state type as input/output by itself (pydantic's
+    TypeAdapter): a TypedDict but `typing`'s before Python 3.12, which pydantic refuses (the
+    reference then answers null, or the heuristic above)."""
+    return (isinstance(schema, type) and hasattr(schema, "__required_keys__")  # a TypedDict
+            and (sys.version_info >= (3, 12) or type(schema).__module__ != "typing"))
+
+
+def _titled(name: str, suffix: str) -> str:
+    """LangGraph's `get_name(suffix)`: "Answer Agent" -> "Answer AgentState", "agent" ->
+    "agent_state"."""
+    return f"{name}{suffix}" if name[:1].isupper() else f"{name}_{suffix.lower()}"
 
 
 async def get_schemas(request: Request) -> Response:
@@ -401,7 +424,7 @@ async def get_schemas(request: Request) -> Response:
     assistant = await _assistant(st, request, "read")
     graph = await st.graph(assistant.graph_id)
     gid = assistant.graph_id
-    return json_response({"graph_id": gid, **_schemas(graph, f"{gid}_state", gid)})
+    return json_response({"graph_id": gid, **_schemas(graph, _titled(graph.name, "State"), gid)})
 
 
 def _subgraphs(graph: CompiledStateGraph, prefix: str, recurse: bool

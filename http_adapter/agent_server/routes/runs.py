@@ -30,7 +30,9 @@ from ..executor import STREAM_MODES, Outcome
 from ..records import now
 from ..schemas import Assistant, Run, RunCreate, Thread
 from ..state import ServerState, assistant_id_for
-from ._common import body, json_response, path_uuid, server, sse_response
+from ._common import (
+    body, json_response, keepalive_json_response, path_uuid, server, sse_response,
+)
 
 __all__ = ["routes"]
 
@@ -164,7 +166,7 @@ def _mirrored_context(context: dict[str, Any] | None, configurable: dict[str, An
 async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assistant: Assistant,
                 filters: dict[str, Any] | None = None) -> Thread:
     """The run's thread (created with `if_not_exists: create`, owned by whoever `filters`
-    name), tagged with the first graph run on it; a thread outside `filters` is as absent."""
+    name), tagged with the graph of this run; a thread outside `filters` is as absent."""
     thread = await st.records.get_thread(thread_id)
     if thread is not None and not visible(thread.metadata, filters):
         raise NotFound(_NOT_FOUND)
@@ -175,10 +177,14 @@ async def _thread_for(st: ServerState, thread_id: str, payload: RunCreate, assis
         thread = Thread(thread_id=thread_id, created_at=stamp, updated_at=stamp,
                         state_updated_at=stamp, metadata=owned({}, filters), status="idle")
     metadata = thread.metadata or {}
-    if "graph_id" not in metadata:  # the first graph run on it names it (as observed)
-        metadata = {**metadata, "graph_id": assistant.graph_id,
-                    "assistant_id": assistant.assistant_id}
-        thread = msgspec.structs.replace(thread, metadata=metadata)
+    named = {"graph_id": assistant.graph_id, "assistant_id": assistant.assistant_id}
+    if thread.status != "busy" and any(metadata.get(k) != v for k, v in named.items()):
+        # as the reference: a run created on a thread that is not busy names the thread after
+        # its own graph (issue 31 item 10); one queued behind another leaves it as it is. Saved
+        # now: the PostgreSQL enqueue keeps the stored metadata's keys over the route's.
+        thread = msgspec.structs.replace(thread, metadata={**metadata, **named})
+        if "graph_id" in metadata:  # a stored thread a run of another graph named
+            await st.records.put_thread(thread)
     return thread
 
 
@@ -188,7 +194,7 @@ def _run_metadata(payload: RunCreate, assistant: Assistant, thread: Thread | Non
     with metadata carries it into its checkpoints, issue 18), the config's, the payload's.
 
     As observed: a stateless run's has no graph_id, and a thread run's has its thread's graph
-    (the first run on it), whatever the assistant.
+    (its own, unless it was queued behind a run of another graph: `_thread_for`).
     """
     metadata: dict[str, Any] = {**(assistant.metadata or {})}
     if thread is not None:
@@ -307,6 +313,19 @@ async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any
     return thread.values
 
 
+def _waited(st: ServerState, run: Run) -> Response:
+    """What `/wait` and `/join` answer once the run ends, newlines until then (issue 31 item 6)."""
+
+    async def result() -> Any:
+        outcome = await st.queue.wait(run.run_id)
+        if run.kwargs.get("temporary"):  # answered here: a later join finds it gone (item 8)
+            st.queue.ended_stateless.take(run.thread_id, run.run_id)
+        return await _final_body(st, run, outcome)
+
+    return keepalive_json_response(result, st.settings.wait_keepalive,
+                                   headers=_join_headers(run.thread_id, run.run_id))
+
+
 def _with_interrupts(values: Any, interrupts: list[Any]) -> Any:
     if not interrupts:
         return values
@@ -378,9 +397,7 @@ async def wait_thread_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
     run = await _create(st, payload, thread_id, auth=auth,
                         headers=picked_headers(request))
-    outcome = await st.queue.wait(run.run_id)
-    return json_response(await _final_body(st, run, outcome),
-                         headers=_join_headers(run.thread_id, run.run_id))
+    return _waited(st, run)
 
 
 def _query_int(request: Request, name: str, default: int) -> int:
@@ -469,18 +486,21 @@ async def join_thread_run(request: Request) -> Response:
     st = server(request)
     headers = _join_headers(thread_id, run_id)
     run = await _authorized_join(request, st, thread_id, run_id)
+    ended = (st.queue.ended_stateless.take(thread_id, run_id)
+             if run is None and auth_user(request) is None else None)
+    if ended is not None:  # issue 31 item 8: a stateless run that ended before this join
+        return json_response(await _final_body(st, *ended), headers=headers)
     if run is None:  # as observed: 200 with the error in the body
         return json_response(
             {"__error__": {"error": "HTTPException", "message": "404: Run not found"}},
             headers=headers,
         )
     finished = await st.queue.outcome(run.run_id)
-    outcome = await st.queue.wait(run.run_id)
     if finished is not None and finished.status == "success":
         # as observed: joining a run that had already ended answers its thread's state now
         # (a later run's values included), not what the run itself returned
-        outcome = None
-    return json_response(await _final_body(st, run, outcome), headers=headers)
+        return json_response(await _final_body(st, run, None), headers=headers)
+    return _waited(st, run)
 
 
 async def join_thread_run_stream(request: Request) -> Response:
@@ -540,9 +560,7 @@ async def wait_stateless_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
     run = await _create(st, payload, None, auth=auth,
                         headers=picked_headers(request))
-    outcome = await st.queue.wait(run.run_id)
-    return json_response(await _final_body(st, run, outcome),
-                         headers=_join_headers(run.thread_id, run.run_id))
+    return _waited(st, run)
 
 
 async def batch_stateless_runs(request: Request) -> Response:

@@ -88,6 +88,9 @@ async def openapi(request: Request) -> Response:
     if cached is None:
         settings = server(request).settings
         document = openapi_document(list(request.app.routes), api_keys=bool(settings.api_keys))
+        for path, operations in getattr(request.app.state, "custom_openapi_paths", {}).items():
+            # issue 31 item 7: the `http.app` routes too; an API operation stays where both are
+            document["paths"][path] = {**operations, **document["paths"].get(path, {})}
         if (settings.extra.get("http") or {}).get("disable_webhooks"):
             _without_webhook(document)
         cached = json_response(document).body

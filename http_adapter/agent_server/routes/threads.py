@@ -139,6 +139,8 @@ async def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
         "metadata": thread.metadata, "status": thread.status, "config": thread.config,
         "values": thread.values,
     }
+    if thread.copied and thread.values is None:  # as observed (issue 31 item 13)
+        del out["values"]
     changed = _changed(thread)
     # Has a run touched it? Until then (and no trace on the record) the real server's record
     # has no `error`/`interrupts` keys. Asked only when the record cannot tell.
@@ -297,7 +299,7 @@ async def copy_thread(request: Request) -> Response:
     stamp = now()
     copy = Thread(thread_id=value["thread_id"], created_at=stamp, updated_at=stamp,
                   state_updated_at=stamp, metadata=owned(value["metadata"], filters),
-                  status="idle")
+                  status="idle", copied=True)
     await copy_checkpoints(st.saver, source.thread_id, copy.thread_id)
     await st.records.put_thread(copy)
     out = await thread_json(st, copy)

@@ -21,7 +21,7 @@ from langgraph_sdk.errors import APIStatusError
 __all__ = ["GRAPHS", "Session", "normalize", "parse_sse"]
 
 GRAPHS = ("agent", "router", "chat", "chat_bound", "chat_bound_config", "chat_bound_async",
-          "nested")
+          "nested", "answer")
 _NS = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # built-in assistant ids (spec §3)
 _BUILTIN = {str(uuid.uuid5(_NS, graph)): f"<assistant:{graph}>" for graph in GRAPHS}
 _HEADERS = ("content-type", "location", "content-location", "x-pagination-total",

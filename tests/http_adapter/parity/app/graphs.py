@@ -15,6 +15,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict as TypingExtensionsTypedDict
 
 if os.environ.get("PARITY_LIB") == "langgraph":
     from langgraph.config import get_stream_writer
@@ -23,7 +24,8 @@ if os.environ.get("PARITY_LIB") == "langgraph":
 else:
     from engine import END, START, Command, MessagesState, StateGraph, get_stream_writer, interrupt
 
-__all__ = ["agent", "chat", "chat_bound", "chat_bound_async", "chat_bound_config", "nested", "router"]
+__all__ = ["agent", "answer", "chat", "chat_bound", "chat_bound_async", "chat_bound_config", "nested",
+           "router"]
 
 
 class State(TypedDict, total=False):
@@ -33,6 +35,22 @@ class State(TypedDict, total=False):
     fail: bool
     sleep: float
     answer: str
+
+
+# The schemas of `answer` (issue 31 item 12): typing_extensions' TypedDict, which the reference's
+# pydantic needs for /schemas on Python < 3.12; no docstrings (they become descriptions).
+class AnswerState(TypingExtensionsTypedDict, total=False):
+    x: int
+    log: Annotated[list, operator.add]
+    answer: str
+
+
+class Answer(TypingExtensionsTypedDict, total=False):
+    answer: str
+
+
+class AnswerContext(TypingExtensionsTypedDict, total=False):
+    model: str
 
 
 class Inner(TypedDict, total=False):
@@ -137,6 +155,19 @@ def _chat(call: Any) -> Any:
     return graph.compile()
 
 
+def _answer_node(state: AnswerState) -> dict[str, Any]:
+    return {"answer": f"x={state.get('x', 0)}", "log": ["answer"], "x": state.get("x", 0) + 1}
+
+
+def _answer() -> Any:
+    """Output schema, context schema and a compiled name (issue 31 item 12)."""
+    graph = StateGraph(AnswerState, context_schema=AnswerContext, output_schema=Answer)
+    graph.add_node("answer", _answer_node)
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(name="Answer Agent")
+
+
 def _nested() -> Any:
     """A parent whose node is the agent graph: two levels of subgraphs for xray and namespaces."""
     graph = StateGraph(State)
@@ -155,3 +186,4 @@ chat_bound = _chat(_call_bound)
 chat_bound_config = _chat(_call_bound_config)
 chat_bound_async = _chat(_acall_bound_config)
 nested = _nested()
+answer = _answer()
