@@ -177,6 +177,21 @@ async function loadAssistant(assistant) {
   app.emit("assistant");
 }
 
+/** Issue 30 item 3: a thread of another graph is drawn, replayed and forked with its own
+ * graph's assistant (the one its runs used, else that graph's first), never the header's. */
+app.followThread = async (thread) => {
+  const graph = thread.metadata?.graph_id;
+  if (!graph || graph === app.assistant?.graph_id) return;
+  const used = thread.metadata?.assistant_id;
+  const pick = app.assistants.find((a) => a.assistant_id === used) || app.assistants.find((a) => a.graph_id === graph)
+    || (await api("/assistants/search", { method: "POST", body: { graph_id: graph, limit: 1 } }))[0];
+  if (!pick) return;
+  const [id, checkpoint] = [app.thread, app.checkpoint];
+  await loadAssistant(pick);
+  [app.thread, app.checkpoint] = [id, checkpoint];
+  app.remember(false);
+};
+
 function showView(name) {
   app.view = name;
   for (const tab of document.querySelectorAll("nav button")) tab.classList.toggle("active", tab.dataset.view === name);
