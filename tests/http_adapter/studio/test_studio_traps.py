@@ -60,3 +60,63 @@ def test_an_assistant_is_saved_as_a_version_twice(studio: Any, studio_url: str) 
     assert latest["context"] == {"max_revisions": 5}
     assert latest["config"]["configurable"] == {"max_revisions": 5}
     assert page.get_attribute("#status", "data-kind") != "error", page.text_content("#status")
+
+
+def test_a_run_paused_at_an_interrupt_or_a_breakpoint_says_paused(
+    studio: Any, studio_url: str
+) -> None:
+    """Item 5: both said "Run ... success" (the API's run status, as LangGraph's)."""
+    page, _ = studio
+    open_studio(page, studio_url, "approval")
+    page.fill("#f-request", "a refund")
+    assert run_and_wait(page, "#run-button") == "success"  # what the API says
+    shown = page.text_content("#status")
+    assert "paused: the thread waits for input" in shown and "success" not in shown, shown
+    assert page.text_content('#timeline li[data-kind="end"]') == "end run paused"
+    open_studio(page, studio_url, "agent")
+    page.click('#graph .bp[data-bp="before"][data-node="review"]')
+    page.fill("#f-topic", "wasps")
+    assert run_and_wait(page, "#run-button") == "success"
+    shown = page.text_content("#status")
+    assert "paused before review: Continue goes on" in shown and "success" not in shown, shown
+
+
+def _start_slow(page: Any, studio_url: str) -> None:
+    open_studio(page, studio_url, "slow")
+    page.click("#run-button")
+    page.wait_for_selector('#timeline li[data-kind="custom"]')
+    page.wait_for_selector("#cancel-button:enabled")
+
+
+def test_a_cancelled_run_says_cancelled(studio: Any, studio_url: str) -> None:
+    """Item 5: a cancel showed "interrupted" (the API's run status)."""
+    page, _ = studio
+    _start_slow(page, studio_url)
+    assert run_and_wait(page, "#cancel-button") == "interrupted"
+    assert page.text_content("#status").endswith(" cancelled")
+    assert page.text_content('#timeline li[data-kind="end"]') == "end run cancelled"
+
+
+def test_the_footer_says_running_while_a_new_run_streams(studio: Any, studio_url: str) -> None:
+    """Item 5: the footer kept the previous run's "success" while the next one streamed."""
+    page, _ = studio
+    open_studio(page, studio_url, "burst")
+    assert run_and_wait(page, "#run-button") == "success"
+    assert page.text_content("#status").endswith(" success")
+    _start_slow(page, studio_url)
+    shown = page.text_content("#status")
+    assert shown.endswith(": running\u2026") and "success" not in shown, shown
+    run_and_wait(page, "#cancel-button")
+
+
+def test_custom_events_show_their_payload(studio: Any, studio_url: str) -> None:
+    """Item 5: a `custom` event was a row with no text until opened."""
+    page, _ = studio
+    open_studio(page, studio_url, "burst")
+    page.fill("#f-n", "3")
+    assert run_and_wait(page, "#run-button") == "success"
+    rows = page.eval_on_selector_all('#timeline li[data-kind="custom"] summary',
+                                     "els => els.map(e => e.textContent)")
+    assert rows == ['custom {"i":0}', 'custom {"i":1}', 'custom {"i":2}'], rows
+    shown = page.locator('#timeline li[data-kind="custom"] .preview').first.bounding_box()
+    assert shown is not None and shown["width"] > 20  # on the row, not hidden
