@@ -124,3 +124,26 @@ def test_dev_reloads_a_saved_graph_and_keeps_threads_and_runs(
     out = "".join(server.output)
     assert "graphrun dev: graphs.py changed: reloading" in out
     assert "Reload:  on" in out and "Reload:  off" in "".join(fixed.output)
+
+
+def test_what_a_reload_watches(tmp_path: Path) -> None:
+    """.py files and the config (and its env file) of the project, its dependencies and its
+    graphs' directories; not .venv, __pycache__, .git or the data directory."""
+    from watchfiles import Change
+
+    from http_adapter._reload import _filter, watched
+
+    project, lib, elsewhere = tmp_path / "p", tmp_path / "lib", tmp_path / "g"
+    for directory in (project / "sub", lib, elsewhere):
+        directory.mkdir(parents=True)
+    config = project / "langgraph.json"
+    config.write_text(json.dumps({"dependencies": [".", "../lib", "./sub"], "env": ".env",
+                                  "graphs": {"a": "../g/graph.py:graph", "b": {"path": "m:g"}}}))
+    dirs, files = watched(config)
+    assert sorted(dirs) == sorted([project.resolve(), lib.resolve(), elsewhere.resolve()])
+    keep = _filter(files, project.resolve() / "data")
+    kept = [name for name in ("graph.py", "sub/x.py", "langgraph.json", ".env", "notes.txt",
+                              ".venv/lib/site.py", "__pycache__/graph.py", ".git/hook.py",
+                              "data/x.py", "graph.pyc")
+            if keep(Change.modified, str(project.resolve() / name))]
+    assert kept == ["graph.py", "sub/x.py", "langgraph.json", ".env"]
