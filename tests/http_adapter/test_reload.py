@@ -66,7 +66,11 @@ def running() -> Iterator[list[Running]]:
 
 
 def _answer(http: httpx.Client) -> str:
-    return str(http.post("/runs/wait", json={"assistant_id": "agent", "input": {}}).json())
+    """What the agent graph answers now (a connection the reload closed: nothing yet)."""
+    try:
+        return str(http.post("/runs/wait", json={"assistant_id": "agent", "input": {}}).json())
+    except httpx.TransportError as error:
+        return repr(error)
 
 
 def _wait_for(check: object, what: str, deadline: float = 60) -> None:
