@@ -115,10 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
             workers=args.workers,
         )
-        options = backend_options(args, os.environ)
-        if args.command == "dev":  # a reload waits out the drain: 5 s, as `langgraph dev`
-            options.setdefault("drain_grace", _DEV_DRAIN_GRACE)
-        for name, value in options.items():
+        for name, value in backend_options(args, os.environ).items():
             setattr(settings, name, value)
     except ConfigError as error:
         print(f"graphrun: error: {error}", file=sys.stderr)
@@ -132,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _warn_unsupported(settings)
     settings.studio = args.command == "dev" or args.studio
     settings.handover = getattr(args, "handover", False)
+    if args.command == "dev":  # issue 30 item 2: what the banner says of reloading
+        settings.extra["reload"] = "again" if args.reloaded else _reload_line(args)
+        if args.drain_grace is None and _GRACE_ENV not in os.environ:
+            settings.drain_grace = _DEV_DRAIN_GRACE  # a reload waits out the drain
     try:
         sock = _inherited(args) or _bind(args.host, args.port)
     except OSError as error:
@@ -139,15 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     url = _url(args.host, sock.getsockname()[1])
     settings.api_url = url
-    if getattr(args, "reloaded", False):
-        print(f"graphrun dev: reloaded; serving {len(settings.graphs)} graph(s) at {url}",
-              flush=True)
-    else:
-        _announce(args.command, settings, url, _reload_line(args))
+    _announce(args.command, settings, url)
     return _serve(settings, sock, args.log_level)
 
 
-_DEV_DRAIN_GRACE = 5.0  # langgraph-runtime-inmem's SHUTDOWN_GRACE_PERIOD_SECS
+_DEV_DRAIN_GRACE = 5.0  # langgraph-runtime-inmem's SHUTDOWN_GRACE_PERIOD_SECS (`langgraph dev`)
+_GRACE_ENV = "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS"  # `--drain-grace`'s variable (_backend_options)
 
 
 def _reloads(args: argparse.Namespace) -> bool:
@@ -158,9 +156,7 @@ def _reloads(args: argparse.Namespace) -> bool:
                 or os.name != "posix")
 
 
-def _reload_line(args: argparse.Namespace) -> str | None:
-    if args.command != "dev":
-        return None
+def _reload_line(args: argparse.Namespace) -> str:
     if args.listen_fd is not None:
         return "on (.py files and the config; --no-reload to turn it off)"
     return "off (--in-memory: a restart would lose every thread)" if args.in_memory else "off"
@@ -221,7 +217,12 @@ def _warn_unsupported(settings: Settings) -> None:
         print(f"graphrun: warning: {warning}", file=sys.stderr, flush=True)
 
 
-def _announce(command: str, settings: Settings, url: str, reload: str | None = None) -> None:
+def _announce(command: str, settings: Settings, url: str) -> None:
+    reload = settings.extra.get("reload")
+    if reload == "again":  # the same server, restarted on a save: one line, not the banner
+        print(f"graphrun dev: reloaded; serving {len(settings.graphs)} graph(s) at {url}",
+              flush=True)
+        return
     storage = (
         _without_password(settings.database_url) if settings.database_url
         else "in memory" if settings.db_path is None else settings.db_path
@@ -238,7 +239,7 @@ def _announce(command: str, settings: Settings, url: str, reload: str | None = N
             f"  Storage: {storage}",
             "  Graphs:  " + ", ".join(settings.graphs),
         ]
-        if reload is not None:
+        if reload:
             lines.append(f"  Reload:  {reload}")
     elif settings.studio:
         lines.append(f"  Studio:  {url}/")
