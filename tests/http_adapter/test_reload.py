@@ -121,12 +121,26 @@ def test_dev_reloads_a_saved_graph_and_keeps_threads_and_runs(
         record = http.get(f"/threads/{waiting}/runs/{run}").json()
         assert record["status"] == "success"
         assert record["kwargs"]["config"]["metadata"]["run_attempt"] == 2  # resumed once
+
+        config = project / "langgraph.json"  # the config saved: a graph added
+        config.write_text(config.read_text().replace('"slow":', '"again": "./graphs.py:agent", "slow":'))
+
+        def served() -> set[str]:
+            try:
+                found = http.post("/assistants/search", json={"limit": 100}).json()
+            except httpx.TransportError:
+                return set()
+            return {a["graph_id"] for a in found}
+
+        _wait_for(lambda: "again" in served(), "the new config was never loaded")
+        assert http.get(f"/threads/{waiting}/runs/{run}").json()["status"] == "success"
     with httpx.Client(base_url=fixed.url, timeout=30) as http:
         assert _answer(http) == str({"answer": "v1"})  # saw the same save, did not reload
     assert server.stop() == 0
     assert fixed.stop() == 0
     out = "".join(server.output)
     assert "graphrun dev: graphs.py changed: reloading" in out
+    assert "graphrun dev: langgraph.json changed: reloading" in out
     assert "Reload:  on" in out and "Reload:  off" in "".join(fixed.output)
 
 
