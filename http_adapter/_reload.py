@@ -18,11 +18,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["supervise", "watched"]
+__all__ = ["stop_with_parent", "supervise", "watched"]
 
 
 def watched(config: Path) -> tuple[list[Path], set[Path]]:
@@ -154,3 +155,16 @@ def supervise(argv: Sequence[str], fd: int, config: Path, data_dir: Path | None)
         supervisor.on_signal(signal.SIGTERM, None)  # never leave a child behind
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def stop_with_parent() -> None:
+    """In the served child: stop (the usual drain) once the supervising `graphrun dev` is gone,
+    e.g. killed with SIGKILL, instead of serving on, orphaned, on its socket and database."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True, name="graphrun-parent").start()

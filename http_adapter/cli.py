@@ -185,7 +185,12 @@ def _dev_with_reload(args: argparse.Namespace, argv: list[str]) -> int:
 def _inherited(args: argparse.Namespace) -> socket.socket | None:
     """The listening socket a reloading `graphrun dev` handed down (`--listen-fd`)."""
     fd = getattr(args, "listen_fd", None)
-    return None if fd is None else socket.socket(fileno=fd)
+    if fd is None:
+        return None
+    from ._reload import stop_with_parent
+
+    stop_with_parent()
+    return socket.socket(fileno=fd)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -165,3 +165,28 @@ def test_what_a_reload_watches(tmp_path: Path) -> None:
                               "data/x.py", "graph.pyc")
             if keep(Change.modified, str(project.resolve() / name))]
     assert kept == ["graph.py", "sub/x.py", "langgraph.json", ".env"]
+
+
+def test_the_server_stops_when_graphrun_dev_is_killed(tmp_path: Path,
+                                                      running: list[Running]) -> None:
+    """SIGKILL leaves the supervisor no time to stop its server: the server stops by itself
+    rather than serve on, orphaned, holding the port and the database."""
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "graphs.py").write_text(GRAPHS)
+    (project / "langgraph.json").write_text(json.dumps({"graphs": {"agent": "./graphs.py:agent"}}))
+    server = Running(["dev", "--port", "0"], project)
+    running.append(server)
+    children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text().split()
+    assert len(children) == 1
+    server.proc.kill()
+    server.proc.wait(10)
+
+
+    def gone() -> bool:  # ended (or a zombie: its parent, gone, will not reap it)
+        try:
+            return "State:\tZ" in Path(f"/proc/{children[0]}/status").read_text()
+        except FileNotFoundError:
+            return True
+
+    _wait_for(gone, "the server outlived graphrun dev")
