@@ -53,7 +53,7 @@ def add_backend_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--drain-grace", type=float, default=None, metavar="SECONDS",
                        help="on SIGTERM, how long running runs get to finish before they are "
                             "handed back to the queue (env BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS; "
-                            "default: 20)")
+                            "default: 20; 5 for graphrun dev, as langgraph dev)")
     group.add_argument("--lease-seconds", type=float, default=None, metavar="SECONDS",
                        help="how long a host owns a claimed run without renewing its lease "
                             "(default: 30)")

@@ -1,6 +1,7 @@
 """The `graphrun` command: `dev` and `serve` run the agent server over a langgraph.json project.
 
     graphrun dev [--config langgraph.json] [--host 127.0.0.1] [--port 2024] [--in-memory]
+        [--no-reload] (reloads on save otherwise: `_reload.py`, issue 30)
     graphrun serve [...same flags...] [--studio] (port 8000 by default)
     graphrun serve --database-url postgresql://... [--redis-url redis://...] (many processes,
         one database: see `_backend_options.py`, issue 19)
@@ -22,6 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from ._backend_options import add_backend_flags, backend_options
 from ._limit_options import ConnectionLimits, add_limit_flags, limit_options
@@ -87,6 +89,13 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
                  "take the file over once that server has drained and stopped (the control "
                  "plane's revision switch, issue 26)",
         )
+    if command == "dev":  # issue 30 item 2: reload on save, as `langgraph dev`
+        parser.add_argument(
+            "--no-reload", action="store_true",
+            help="do not restart the server when a .py file or the config changes",
+        )
+        parser.add_argument("--listen-fd", type=int, default=None, help=argparse.SUPPRESS)
+        parser.add_argument("--reloaded", action="store_true", help=argparse.SUPPRESS)
     add_backend_flags(parser)
     add_limit_flags(parser)
 
@@ -94,6 +103,8 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `graphrun` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.command == "dev" and _reloads(args):
+        return _dev_with_reload(args, sys.argv[1:] if argv is None else list(argv))
     if args.command == "control-plane":
         from .control_plane.__main__ import run as run_control_plane
 
@@ -121,8 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _warn_unsupported(settings)
     settings.studio = args.command == "dev" or args.studio
     settings.handover = getattr(args, "handover", False)
+    if args.command == "dev":  # issue 30 item 2: what the banner says of reloading
+        settings.extra["reload"] = "again" if args.reloaded else _reload_line(args)
+        if args.drain_grace is None and _GRACE_ENV not in os.environ:
+            settings.drain_grace = _DEV_DRAIN_GRACE  # a reload waits out the drain
     try:
-        sock = _bind(args.host, args.port)
+        sock = _inherited(args) or _bind(args.host, args.port)
     except OSError as error:
         print(f"graphrun: error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
@@ -130,6 +145,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings.api_url = url
     _announce(args.command, settings, url)
     return _serve(settings, sock, args.log_level, limits)
+
+
+_DEV_DRAIN_GRACE = 5.0  # langgraph-runtime-inmem's SHUTDOWN_GRACE_PERIOD_SECS (`langgraph dev`)
+_GRACE_ENV = "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS"  # `--drain-grace`'s variable (_backend_options)
+
+
+def _reloads(args: argparse.Namespace) -> bool:
+    """Whether this `dev` process supervises a reloading server (issue 30 item 2): not with
+    `--no-reload`, not in the server it starts, not with `--in-memory` (a restart would lose
+    every thread), not where a socket cannot be handed to a child (Windows)."""
+    return not (args.no_reload or args.listen_fd is not None or args.in_memory
+                or os.name != "posix")
+
+
+def _reload_line(args: argparse.Namespace) -> str:
+    if args.listen_fd is not None:
+        return "on (.py files and the config; --no-reload to turn it off)"
+    return "off (--in-memory: a restart would lose every thread)" if args.in_memory else "off"
+
+
+def _dev_with_reload(args: argparse.Namespace, argv: list[str]) -> int:
+    """Bind here, serve in a child that is restarted when a project file changes."""
+    from ._reload import supervise
+
+    try:
+        config = find_config(args.config)
+        sock = _bind(args.host, args.port)
+    except ConfigError as error:
+        print(f"graphrun: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"graphrun: error: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 1
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else None
+    try:
+        return supervise(argv, sock.fileno(), config, data_dir)
+    finally:
+        sock.close()
+
+
+def _inherited(args: argparse.Namespace) -> socket.socket | None:
+    """The listening socket a reloading `graphrun dev` handed down (`--listen-fd`)."""
+    fd = getattr(args, "listen_fd", None)
+    if fd is None:
+        return None
+    from ._reload import stop_with_parent
+
+    stop_with_parent()
+    return socket.socket(fileno=fd)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -162,6 +226,11 @@ def _warn_unsupported(settings: Settings) -> None:
 
 
 def _announce(command: str, settings: Settings, url: str) -> None:
+    reload = settings.extra.get("reload")
+    if reload == "again":  # the same server, restarted on a save: one line, not the banner
+        print(f"graphrun dev: reloaded; serving {len(settings.graphs)} graph(s) at {url}",
+              flush=True)
+        return
     storage = (
         _without_password(settings.database_url) if settings.database_url
         else "in memory" if settings.db_path is None else settings.db_path
@@ -178,6 +247,8 @@ def _announce(command: str, settings: Settings, url: str) -> None:
             f"  Storage: {storage}",
             "  Graphs:  " + ", ".join(settings.graphs),
         ]
+        if reload:
+            lines.append(f"  Reload:  {reload}")
     elif settings.studio:
         lines.append(f"  Studio:  {url}/")
     if command != "dev" and settings.database_url:

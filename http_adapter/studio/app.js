@@ -4,7 +4,7 @@
 import { ApiError, api, credentials, onKeyNeeded, setCredentials } from "./api.js";
 import { h, fill, notify } from "./dom.js";
 import { collapse, draw, light, mark } from "./graph.js";
-import { Runner } from "./run.js";
+import { Runner, outcome } from "./run.js";
 import { Timeline } from "./timeline.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
@@ -39,6 +39,7 @@ app.on = (fn) => app.listeners.add(fn);
 app.emit = (what) => app.listeners.forEach((fn) => fn(what));
 app.runStarted = (run) => {
   document.body.dataset.running = "1";
+  notify(`Run on thread ${run.thread}: running\u2026`); // not the last run's end (issue 30)
   app.emit("run-started");
 };
 app.runEnded = (run) => {
@@ -48,8 +49,7 @@ app.runEnded = (run) => {
   app.setThread(run.thread);
   if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
   app.emit("run-ended");
-  const waiting = (run.state?.tasks || []).some((t) => t.interrupts?.length);
-  notify(`Run ${run.id ?? ""} ${run.status}${waiting ? ": the thread waits for input (resume it in Threads)" : ""}`);
+  notify(`Run ${run.id ?? ""} ${outcome(run)}`, run.status === "error" ? "error" : "info");
 };
 /** Use `thread` (null: a new one); `push` when the user chose it (a history entry). */
 app.setThread = (thread, push = false) => {
@@ -176,6 +176,21 @@ async function loadAssistant(assistant) {
   app.redraw();
   app.emit("assistant");
 }
+
+/** Issue 30 item 3: a thread of another graph is drawn, replayed and forked with its own
+ * graph's assistant (the one its runs used, else that graph's first), never the header's. */
+app.followThread = async (thread) => {
+  const graph = thread.metadata?.graph_id;
+  if (!graph || graph === app.assistant?.graph_id) return;
+  const used = thread.metadata?.assistant_id;
+  const pick = app.assistants.find((a) => a.assistant_id === used) || app.assistants.find((a) => a.graph_id === graph)
+    || (await api("/assistants/search", { method: "POST", body: { graph_id: graph, limit: 1 } }))[0];
+  if (!pick) return;
+  const [id, checkpoint] = [app.thread, app.checkpoint];
+  await loadAssistant(pick);
+  [app.thread, app.checkpoint] = [id, checkpoint];
+  app.remember(false);
+};
 
 function showView(name) {
   app.view = name;

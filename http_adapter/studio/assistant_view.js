@@ -13,7 +13,7 @@ export function assistantView(app) {
   context.value = pretty(a.context || {});
   const versions = h("ul#versions.list");
 
-  const edited = () => ({ config: parseJson(config.value, "config") || {}, context: parseJson(context.value, "context") || {} });
+  const edited = () => oneOfTheMirrors(a, parseJson(config.value, "config") || {}, parseJson(context.value, "context") || {});
   const reload = async (assistant) => {
     const i = app.assistants.findIndex((x) => x.assistant_id === assistant.assistant_id);
     if (i >= 0) app.assistants[i] = assistant;
@@ -61,6 +61,21 @@ export function assistantView(app) {
     h("div.row.actions", {}, h("button#save-version.primary", { onclick: save }, "Save version"),
       h("button#save-new", { onclick: saveNew }, "Save as new assistant")),
     h("h3", {}, "Versions"), versions);
+}
+
+const same = (x, y) => JSON.stringify(x ?? {}) === JSON.stringify(y ?? {});
+
+/** The PATCH body. The server mirrors `config.configurable` into `context` and back, and
+ * refuses both at once (400), so the edited one is sent (issue 30 item 4: the second save of
+ * an unchanged mirror failed); both, when both were edited, for the server to say why not. */
+function oneOfTheMirrors(a, config, context) {
+  const configurable = config.configurable || {};
+  if (!Object.keys(configurable).length || !Object.keys(context).length) return { config, context };
+  const contextEdited = !same(context, a.context);
+  if (!contextEdited) return { config };
+  if (!same(configurable, a.config?.configurable)) return { config, context };
+  const { configurable: _, ...rest } = config;
+  return { config: rest, context };
 }
 
 /** Select an assistant as the header's menu does. */

@@ -26,6 +26,17 @@ export function errorText(error) {
   return String(error);
 }
 
+/** What the page says of an ended run (issue 30 item 5): the API calls a run that stopped at
+ * an interrupt or a breakpoint "success" and a cancelled one "interrupted", as LangGraph does;
+ * a person reads "paused" and "cancelled". */
+export function outcome(run) {
+  if (run.cancelled && run.status !== "success" && run.status !== "error") return "cancelled";
+  const next = run.state?.next || [];
+  if (run.status !== "success" || !next.length) return run.status;
+  if ((run.state.tasks || []).some((t) => t.interrupts?.length)) return "paused: the thread waits for input";
+  return `paused before ${next.join(", ")}: Continue goes on`;
+}
+
 /** ms since the epoch of a debug event's ISO timestamp, keeping its microseconds. */
 function stamp(iso) {
   const fraction = /\.(\d+)/.exec(iso);
@@ -170,7 +181,7 @@ export class Runner {
     } catch (error) {
       ctx.timeline.add("error", error.message);
     }
-    ctx.timeline.add("end", `run ${run.status}`);
+    ctx.timeline.add("end", `run ${outcome(run).split(":")[0]}`);
     await ctx.timeline.drained();
     ctx.runEnded(run);
   }
@@ -179,6 +190,7 @@ export class Runner {
   async cancel() {
     const run = this.current;
     if (!run) return;
+    run.cancelled = true;
     if (!run.id) {
       run.abort.abort();
       return;

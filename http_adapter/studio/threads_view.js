@@ -40,6 +40,7 @@ export function threadsView(app) {
       api(`/threads/${id}`),
       api(`/threads/${id}/history`, { method: "POST", body: { limit: 100 } }),
     ]);
+    await app.followThread(thread);
     const target = h("div#checkpoint");
     const steps = h("ol#history.timeline", {}, history.map((s, i) => h("li.ckpt", {
       dataset: { checkpointId: s.checkpoint.checkpoint_id, step: s.metadata?.step ?? "", index: i },

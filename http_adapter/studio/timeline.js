@@ -14,6 +14,12 @@ export function duration(ms) {
   return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
 }
 
+/** A custom event's payload on one line, cut at 120 characters (its detail holds it whole). */
+export function preview(detail) {
+  const text = typeof detail === "string" ? detail : JSON.stringify(detail) ?? String(detail);
+  return text.length > 120 ? `${text.slice(0, 119)}\u2026` : text;
+}
+
 export class Timeline {
   constructor(root) {
     this.root = root;
@@ -65,7 +71,8 @@ export class Timeline {
   row(entry) {
     const { kind, title, detail } = entry;
     this.count += 1;
-    const head = h("span.head", {}, h("span.kind", {}, kind), " ", h("span.title", {}, title), h("span.note"));
+    const head = h("span.head", {}, h("span.kind", {}, kind), " ", h("span.title", {}, title), h("span.note"),
+      kind === "custom" ? h("span.preview", {}, preview(detail)) : null); // issue 30: was a blank row
     const attrs = { dataset: { kind, node: title, seq: this.count } };
     if (detail === undefined) entry.el = h(`li.ev${kind === "step" ? ".step" : ""}`, attrs, head);
     else {

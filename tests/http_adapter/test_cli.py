@@ -172,12 +172,13 @@ def test_api_keys_from_the_environment(project: Path, running: list[Running]) ->
 
 
 def test_config_errors_exit_1_with_the_message(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capfd: pytest.CaptureFixture[str]) -> None:
+    # capfd: with reload on, `dev` loads the config in the server process it starts (issue 30)
     (tmp_path / "langgraph.json").write_text('{"graphs": {"agent": "./missing.py:graph"}}')
-    assert cli.main(["dev", "--config", str(tmp_path / "langgraph.json")]) == 1
-    assert "graphs.agent: graph file not found" in capsys.readouterr().err
+    assert cli.main(["dev", "--port", "0", "--config", str(tmp_path / "langgraph.json")]) == 1
+    assert "graphs.agent: graph file not found" in capfd.readouterr().err
     assert cli.main(["serve", "--config", str(tmp_path / "nope.json")]) == 1
-    assert "config file not found" in capsys.readouterr().err
+    assert "config file not found" in capfd.readouterr().err
 
 
 def test_control_plane_flags() -> None:
