@@ -101,11 +101,15 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def running() -> Iterator[list[Running]]:
+    """Servers a test started, stopped (and their output pipes closed) when it ends; the
+    other CLI test files import this fixture."""
     started: list[Running] = []
     yield started
     for server in started:
         if server.proc.poll() is None:
             server.stop()
+        if server.proc.stdout is not None:
+            server.proc.stdout.close()
 
 
 def test_dev_serves_the_example_on_sqlite(project: Path, running: list[Running]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .test_cli import EXAMPLE, Running, graphrun_command
+from .test_cli import EXAMPLE, Running, graphrun_command, running  # noqa: F401 (a fixture)
 
 CORS = {"allow_origins": ["https://app.test"], "allow_methods": ["POST"],
         "allow_headers": ["content-type"], "max_age": 5}
@@ -31,15 +31,6 @@ def project(tmp_path: Path) -> Path:
     config["python_version"] = "3.12"
     (root / "langgraph.json").write_text(json.dumps(config))
     return root
-
-
-@pytest.fixture
-def running() -> Iterator[list[Running]]:
-    started: list[Running] = []
-    yield started
-    for server in started:
-        if server.proc.poll() is None:
-            server.stop()
 
 
 def _preflight(url: str, origin: str, private: bool = False) -> httpx.Response:

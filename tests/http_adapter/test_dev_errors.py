@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from .conftest import Served
-from .test_cli import Running
+from .test_cli import Running, running  # noqa: F401 (a fixture)
 
 FLAKY = textwrap.dedent('''\
     from typing import TypedDict
@@ -40,15 +40,6 @@ FLAKY = textwrap.dedent('''\
     builder.add_edge(START, "node")
     graph = builder.compile()
 ''')
-
-
-@pytest.fixture
-def running() -> Iterator[list[Running]]:
-    started: list[Running] = []
-    yield started
-    for server in started:
-        if server.proc.poll() is None:
-            server.stop()
 
 
 def _project(root: Path, **config: object) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .test_cli import Running
+from .test_cli import Running, running  # noqa: F401 (a fixture)
 
 GRAPHS = textwrap.dedent('''\
     from pathlib import Path
@@ -52,17 +52,6 @@ GRAPHS = textwrap.dedent('''\
     slow.add_edge(START, "wait")
     slow = slow.compile()
 ''')
-
-
-@pytest.fixture
-def running() -> Iterator[list[Running]]:
-    started: list[Running] = []
-    yield started
-    for server in started:
-        if server.proc.poll() is None:
-            server.stop()
-        assert server.proc.stdout is not None
-        server.proc.stdout.close()
 
 
 def _answer(http: httpx.Client) -> str:
