@@ -33,7 +33,8 @@ try:
     import asyncpg
 except ImportError as error:  # pragma: no cover - exercised without the extra installed
     raise ImportError(
-        "PostgresSaver needs asyncpg: pip install 'graphrun[postgres]'"
+        "PostgresSaver needs asyncpg: pip install 'graphrun[postgres]' (from a clone: "
+        "pip install -e '.[postgres]')"
     ) from error
 
 from . import _postgres_tasks

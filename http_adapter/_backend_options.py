@@ -152,4 +152,5 @@ def _check_url(url: str, schemes: tuple[str, ...], flag: str) -> None:
 def _need_module(module: str, flag: str) -> None:
     """The back ends are an extra: say how to get it instead of failing at start-up."""
     if importlib.util.find_spec(module) is None:
-        raise ConfigError(f"{flag} needs the {module!r} package: pip install 'graphrun[postgres]'")
+        raise ConfigError(f"{flag} needs the {module!r} package: pip install 'graphrun[postgres]' "
+                          "(from a clone: pip install -e '.[postgres]')")

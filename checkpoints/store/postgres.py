@@ -29,7 +29,8 @@ try:
     import asyncpg
 except ImportError as error:  # pragma: no cover - exercised without the extra installed
     raise ImportError(
-        "PostgresStore needs asyncpg: pip install 'graphrun[postgres]'"
+        "PostgresStore needs asyncpg: pip install 'graphrun[postgres]' (from a clone: "
+        "pip install -e '.[postgres]')"
     ) from error
 
 from .._loop_thread import LoopThread

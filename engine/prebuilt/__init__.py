@@ -10,7 +10,8 @@ try:
 except ImportError as error:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
         "engine.prebuilt needs langchain-core, which is not installed: "
-        "pip install 'graphrun[langchain]' (the `langchain` extra)"
+        "pip install 'graphrun[langchain]' (the `langchain` extra; from a clone: "
+        "pip install -e '.[langchain]')"
     ) from error
 
 from ._react_agent import AgentState, create_react_agent
