@@ -143,3 +143,14 @@ def serve_app(
 def server(serve_app: Callable[..., Served]) -> Served:
     """The default test server (test graphs, the test's back end)."""
     return serve_app()
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """Poll `predicate` until it returns something truthy (a state, never a sleep's guess)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")

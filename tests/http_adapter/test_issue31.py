@@ -14,19 +14,11 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import APIStatusError
 
 from . import graphs_issue31 as g31
-from .conftest import Served
+from .conftest import Served, wait_for
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 
-def _wait_for(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture
@@ -124,9 +116,9 @@ def _workers_active(served: Served) -> int:
 def test_a_thread_deleted_during_a_run_stays_deleted(served: Served, client: Any) -> None:
     thread_id = client.threads.create()["thread_id"]
     run = client.runs.create(thread_id, "hold", input={"wait": True})
-    _wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
+    wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
     client.threads.delete(thread_id)
-    _wait_for(lambda: _workers_active(served) == 0)  # the cancelled run has ended
+    wait_for(lambda: _workers_active(served) == 0)  # the cancelled run has ended
     with pytest.raises(APIStatusError) as gone:
         client.threads.get(thread_id)
     assert gone.value.response.status_code == 404
@@ -140,7 +132,7 @@ def test_a_thread_deleted_during_a_run_stays_deleted(served: Served, client: Any
 def test_cancel_without_waiting_reads_interrupted_at_once(client: Any) -> None:
     thread_id = client.threads.create()["thread_id"]
     run = client.runs.create(thread_id, "hold", input={"wait": True})
-    _wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
+    wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
     client.runs.cancel(thread_id, run["run_id"], wait=False)
     assert client.runs.get(thread_id, run["run_id"])["status"] == "interrupted"
     client.runs.join(thread_id, run["run_id"])
@@ -149,9 +141,9 @@ def test_cancel_without_waiting_reads_interrupted_at_once(client: Any) -> None:
 
 def _cancelled_while_running(client: Any, thread_id: str, action: str) -> None:
     run = client.runs.create(thread_id, "hold", input={"wait": True})
-    _wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
+    wait_for(lambda: client.runs.get(thread_id, run["run_id"])["status"] == "running")
     # `hold` has started and its step is saved (so an interrupted thread waits there)
-    _wait_for(lambda: client.threads.get_state(thread_id)["next"] == ["hold"])
+    wait_for(lambda: client.threads.get_state(thread_id)["next"] == ["hold"])
     client.runs.cancel(thread_id, run["run_id"], wait=True, action=action)
 
 

@@ -14,20 +14,12 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from .conftest import Served
+from .conftest import Served, wait_for
 
 # Issue 19 §11: every test here runs on SQLite and on PostgreSQL + Redis (conftest.py).
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 
 
-def _wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def _run_status(client: httpx.Client, thread_id: str, run_id: str) -> str:
@@ -55,7 +47,7 @@ def test_thread_is_busy_while_a_run_is_pending_or_running_then_idle(http: httpx.
     thread_id = _thread(http)
     run = _start(http, thread_id, input={"x": 1, "sleep": 0.3})
     assert http.get(f"/threads/{thread_id}").json()["status"] == "busy"
-    _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "success")
+    wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "success")
     thread = http.get(f"/threads/{thread_id}").json()
     assert thread["status"] == "idle"
     assert thread["values"]["log"][:3] == ["a", "b", "c"]
@@ -85,7 +77,7 @@ def test_reject_strategy_is_409_and_creates_nothing(http: httpx.Client) -> None:
 def test_interrupt_strategy_interrupts_the_running_run(http: httpx.Client) -> None:
     thread_id = _thread(http)
     first = _start(http, thread_id, input={"x": 1, "sleep": 2.0})
-    _wait_for(lambda: _run_status(http, thread_id, first["run_id"]) == "running")
+    wait_for(lambda: _run_status(http, thread_id, first["run_id"]) == "running")
     second = _start(http, thread_id, input={"x": 5}, multitask_strategy="interrupt")
     http.get(f"/threads/{thread_id}/runs/{second['run_id']}/join")
     assert _run_status(http, thread_id, first["run_id"]) == "interrupted"
@@ -98,7 +90,7 @@ def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: htt
     http.get(f"/threads/{thread_id}/runs/{done['run_id']}/join")
     before = http.get(f"/threads/{thread_id}/state").json()["values"]
     slow = _start(http, thread_id, input={"x": 100, "sleep": 2.0})
-    _wait_for(lambda: _run_status(http, thread_id, slow["run_id"]) == "running")
+    wait_for(lambda: _run_status(http, thread_id, slow["run_id"]) == "running")
     rolled = http.post(f"/threads/{thread_id}/runs/{slow['run_id']}/cancel?action=rollback&wait=1")
     assert rolled.status_code in (200, 204)
     assert http.get(f"/threads/{thread_id}/runs/{slow['run_id']}").status_code == 404
@@ -111,14 +103,14 @@ def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: htt
 def test_cancel_interrupt_leaves_run_and_thread_interrupted(http: httpx.Client) -> None:
     thread_id = _thread(http)
     run = _start(http, thread_id, input={"x": 1, "sleep": 2.0})
-    _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "running")
+    wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "running")
     # and its input saved: the cancel does not wait for the sync node `a`, so one landing
     # before that has no checkpoint to keep and leaves the thread idle (as test_runs.py)
-    _wait_for(lambda: "sleep" in (http.get(f"/threads/{thread_id}/state").json()["values"] or {}))
+    wait_for(lambda: "sleep" in (http.get(f"/threads/{thread_id}/state").json()["values"] or {}))
     response = http.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel")
     assert response.status_code == 202
-    _wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "interrupted")
-    thread = _wait_for(lambda: (t := http.get(f"/threads/{thread_id}").json())["status"] != "busy" and t)
+    wait_for(lambda: _run_status(http, thread_id, run["run_id"]) == "interrupted")
+    thread = wait_for(lambda: (t := http.get(f"/threads/{thread_id}").json())["status"] != "busy" and t)
     assert thread["status"] == "interrupted"
     assert thread["error"]["error"] == "UserInterrupt"
 
@@ -197,7 +189,7 @@ def test_webhook_is_called_with_the_finished_run(serve_app: Callable[..., Served
         thread_id = _thread(http)
         url = f"http://127.0.0.1:{hook.server_address[1]}/done"
         run = _start(http, thread_id, input={"x": 1}, webhook=url)
-        _wait_for(lambda: received)
+        wait_for(lambda: received)
         assert received[0]["run_id"] == run["run_id"]
         assert received[0]["status"] == "success"
     finally:
@@ -223,7 +215,7 @@ def test_restart_runs_pending_runs_and_retries_running_ones(serve_app: Callable[
         thread_id = _thread(http)
         running = _start(http, thread_id, input={"x": 1, "sleep": 1.5})
         queued = _start(http, thread_id, input={"x": 100})
-        _wait_for(lambda: _run_status(http, thread_id, running["run_id"]) == "running")
+        wait_for(lambda: _run_status(http, thread_id, running["run_id"]) == "running")
     first.stop()  # the process goes away mid-run
     second = serve_app(settings=first.settings)
     with httpx.Client(base_url=second.url, timeout=30) as http:

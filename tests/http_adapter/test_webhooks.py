@@ -23,7 +23,7 @@ from http_adapter.agent_server.settings import Settings
 from http_adapter.agent_server.webhooks import Webhooks
 from http_adapter.config import ConfigError, load_settings
 
-from .conftest import Served
+from .conftest import Served, wait_for
 
 GRAPHS = Path(__file__).with_name("graphs.py")
 LOOPBACK_ALLOWED = {"url": {"allowed_domains": ["127.0.0.1"]}}  # the hook server's host
@@ -122,14 +122,6 @@ def project(tmp_path: Path) -> Callable[..., Settings]:
     return load
 
 
-def _until(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def _thread(http: httpx.Client) -> str:
@@ -232,7 +224,7 @@ def test_allowlisted_host_gets_the_run_with_configured_headers(
     with httpx.Client(base_url=server.url, timeout=20) as http:
         thread = _thread(http)
         run = _create(http, "/threads/{thread}/runs", hook.url("/done"), thread).json()
-        _until(lambda: hook.received)
+        wait_for(lambda: hook.received)
     path, headers, body = hook.received[0]
     assert path == "/done"
     assert headers["Authorization"] == "Bearer s3cret" and headers["X-Static"] == "fixed"
@@ -250,8 +242,8 @@ def test_redirects_are_followed_only_to_allowed_hosts(
             webhook = hook.url(f"/hop-to/{host}/landed-{host}")
             http.post(f"/threads/{_thread(http)}/runs/wait",
                       json={"assistant_id": "agent", "input": {}, "webhook": webhook})
-        _until(lambda: "/landed-127.0.0.1" in hook.paths())  # an allowed target: followed
-        _until(lambda: "landed-localhost for run" in caplog.text)
+        wait_for(lambda: "/landed-127.0.0.1" in hook.paths())  # an allowed target: followed
+        wait_for(lambda: "landed-localhost for run" in caplog.text)
     assert "/landed-localhost" not in hook.paths()
     assert "not sent: Webhook domain not allowed" in caplog.text  # not in allowed_domains
 
@@ -286,11 +278,11 @@ def test_endless_and_silent_receivers_are_given_up(
         for path in ("/forever", "/silent"):
             http.post(f"/threads/{_thread(http)}/runs",
                       json={"assistant_id": "agent", "input": {}, "webhook": hook.url(path)})
-        _until(lambda: hook.closed == ["/forever"])
+        wait_for(lambda: hook.closed == ["/forever"])
         assert http.get("/ok").status_code == 200
         answer = http.post("/runs/wait", json={"assistant_id": "agent", "input": {"x": 1}})
         assert answer.json()["x"] == 2
-        _until(lambda: "/silent" in caplog.text and "no answer" in caplog.text)
+        wait_for(lambda: "/silent" in caplog.text and "no answer" in caplog.text)
 
 
 CUSTOM_APP = """
@@ -322,8 +314,8 @@ def test_relative_url_calls_the_projects_own_app(
     server = serve_app(project(http={"app": "./hooks_app.py:app"}))
     with httpx.Client(base_url=server.url, timeout=20) as http:
         run = _create(http, "/threads/{thread}/runs", "/hooks/done", _thread(http)).json()
-        _until(out.exists)
-    assert json.loads(_until(out.read_bytes))["run_id"] == run["run_id"]
+        wait_for(out.exists)
+    assert json.loads(wait_for(out.read_bytes))["run_id"] == run["run_id"]
 
 
 # -- the sender on its own ------------------------------------------------------------------------
