@@ -99,20 +99,27 @@ def _until(check: Callable[[], Any], what: str, timeout: float = 45) -> Any:
     return found
 
 
-def test_a_run_in_flight_finishes_once_across_a_revision_switch(
-    start_control_plane: Callable[..., ControlPlaneServer], tmp_path: Path
-) -> None:
-    cp = start_control_plane(drain_grace=45.0)
+def _in_flight(cp: ControlPlaneServer, tmp_path: Path) -> tuple[Path, dict[str, str],
+                                                                  dict[str, Any], str, Any]:
+    """Revision v1 deployed, with a run whose node has started and waits for `release`:
+    (project dir, the node's files, the deployment, v1's URL, the run)."""
     project = _project(tmp_path / "project", "v1")
     files = {name: str(tmp_path / name) for name in ("started", "release", "effects")}
     dep = cp.create(project)
     assert cp.wait(dep["id"], dep["latest_revision_id"])["status"] == "DEPLOYED"
     old_url = cp.deployment(dep["id"])["source_config"]["custom_url"]
     old = get_sync_client(url=old_url, api_key=KEY)
-    thread = old.threads.create()
-    run = old.runs.create(thread["thread_id"], "agent", input=files)
+    run = old.runs.create(old.threads.create()["thread_id"], "agent", input=files)
     _until(lambda: Path(files["started"]).exists(), "the run's node to start")
     old.close()
+    return project, files, dep, old_url, run
+
+
+def test_a_run_in_flight_finishes_once_across_a_revision_switch(
+    start_control_plane: Callable[..., ControlPlaneServer], tmp_path: Path
+) -> None:
+    cp = start_control_plane(drain_grace=45.0)
+    project, files, dep, old_url, run = _in_flight(cp, tmp_path)
 
     _project(project, "v2")
     patched = cp.http.patch(f"/v2/deployments/{dep['id']}", json={
@@ -137,17 +144,17 @@ def test_a_run_in_flight_finishes_once_across_a_revision_switch(
 
     new = get_sync_client(url=new_url, api_key=KEY)
     try:
-        done = _until(lambda: (r := new.runs.get(thread["thread_id"], run["run_id"]))["status"]
+        done = _until(lambda: (r := new.runs.get(run["thread_id"], run["run_id"]))["status"]
                       not in ("pending", "running") and r, "the run to end")
         assert done["status"] == "success", done
         # The run in flight ran once, on v1; the run held during the switch then ran on v2.
         assert Path(files["effects"]).read_text().splitlines() == ["v1", "v2"]
-        assert new.threads.get_state(thread["thread_id"])["values"]["version"] == "v1"
+        assert new.threads.get_state(run["thread_id"])["values"]["version"] == "v1"
         # The thread goes on on the new revision.
-        later = new.runs.wait(thread["thread_id"], "agent", input=files)
+        later = new.runs.wait(run["thread_id"], "agent", input=files)
         assert later["version"] == "v2"
         assert Path(files["effects"]).read_text().splitlines() == ["v1", "v2", "v2"]
-        runs = new.runs.list(thread["thread_id"])
+        runs = new.runs.list(run["thread_id"])
         assert sorted(r["status"] for r in runs) == ["success", "success"]
     finally:
         new.close()
@@ -171,15 +178,7 @@ def test_deleting_a_deployment_does_not_wait_for_the_drain(
     start_control_plane: Callable[..., ControlPlaneServer], tmp_path: Path
 ) -> None:
     cp = start_control_plane(drain_grace=45.0)
-    project = _project(tmp_path / "project", "v1")
-    files = {name: str(tmp_path / name) for name in ("started", "release", "effects")}
-    dep = cp.create(project)
-    assert cp.wait(dep["id"], dep["latest_revision_id"])["status"] == "DEPLOYED"
-    old_url = cp.deployment(dep["id"])["source_config"]["custom_url"]
-    old = get_sync_client(url=old_url, api_key=KEY)
-    old.runs.create(old.threads.create()["thread_id"], "agent", input=files)
-    old.close()
-    _until(lambda: Path(files["started"]).exists(), "the run's node to start")
+    project, files, dep, old_url, _ = _in_flight(cp, tmp_path)
     _project(project, "v2")
     second = cp.http.patch(f"/v2/deployments/{dep['id']}", json={
         "source_revision_config": {"langgraph_config_path": "langgraph.json"}}).json()
