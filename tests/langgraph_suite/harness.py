@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.langgraph_suite.harness            # every file (a release check)
     .venv/bin/python -m tests.langgraph_suite.harness --subset ci   # the files CI runs
+    .venv/bin/python -m tests.langgraph_suite.harness --file langgraph/test_retry.py  # one file
 
 Issue 27. What it does, all cached under `.cache/langgraph_suite/` (gitignored; LangGraph's
 files are never committed here):
@@ -188,9 +189,30 @@ def baseline(work: Path, package: str, source: Path, files: list[str] | None, jo
     cached = CACHE / f"baseline-{package}-{key.hexdigest()[:16]}.json"
     if cached.exists():
         return json.loads(cached.read_text())
+    if files and (whole := _cached_whole(package, python)):  # a file's outcomes from the full run
+        return _only(whole, files)
     data = pytest_run(python, "langgraph", prepare(work, "langgraph", package, source), files, jobs)
     cached.write_text(json.dumps(data))
     return data
+
+
+def _cached_whole(package: str, python: Path) -> dict[str, Any] | None:
+    key = hashlib.sha256(json.dumps([SDISTS[package], LANGGRAPH_REQS, TEST_TOOLS, None,
+                                     (HERE / "plugin" / "judge_plugin.py").read_text()]).encode())
+    cached = CACHE / f"baseline-{package}-{key.hexdigest()[:16]}.json"
+    return json.loads(cached.read_text()) if cached.exists() else None
+
+
+def _only(data: dict[str, Any], files: list[str]) -> dict[str, Any]:
+    """The part of a run's report that concerns `files` (tests/-relative paths)."""
+    paths = {f"tests/{f}" for f in files}
+
+    def keep(nodeid: str) -> bool:
+        return nodeid.split("::")[0] in paths
+
+    return dict(data, tests={k: v for k, v in data["tests"].items() if keep(k)},
+                touched={k: v for k, v in data["touched"].items() if keep(k)},
+                files={k: v for k, v in data["files"].items() if keep(k)})
 
 
 def shim_run(work: Path, package: str, source: Path, files: list[str] | None, jobs: int) -> dict[str, Any]:
@@ -254,12 +276,16 @@ def summary_lines(verdicts: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def judge(subset: str, jobs: int, work: Path) -> dict[str, Any]:
-    """Run everything in `work`; the report."""
+def judge(subset: str, jobs: int, work: Path, only: list[str] | None = None) -> dict[str, Any]:
+    """Run everything in `work` (or only the `package/file` names in `only`); the report."""
     started = time.monotonic()
     verdicts: dict[str, dict[str, Any]] = {}
     for package in SDISTS:
         files = CI_FILES[package] if subset == "ci" else None
+        if only is not None:
+            files = [name.split("/", 1)[1] for name in only if name.startswith(package + "/")]
+            if not files:
+                continue
         source = fetch_tests(package)
         base = baseline(work, package, source, files, jobs)
         verdicts.update(classify_package(package, base, shim_run(work, package, source, files, jobs)))
@@ -275,10 +301,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, default=CACHE / "last" / "report.json",
                         help="where the JSON verdicts go (the runs' logs go beside it)")
     parser.add_argument("--done", type=Path, help="a file to write the exit status to, last")
+    parser.add_argument("--file", action="append", dest="only", metavar="PACKAGE/FILE",
+                        help="only this file, e.g. langgraph/test_retry.py or prebuilt/test_tool_node.py"
+                             " (repeatable; while working on a feature)")
     args = parser.parse_args(argv)
     status = 1
     try:
-        report = judge(args.subset, args.jobs, args.report.parent)
+        report = judge(args.subset, args.jobs, args.report.parent, args.only)
         args.report.write_text(json.dumps(report, indent=1, sort_keys=True))
         print("\n".join(summary_lines(report["tests"])), flush=True)
         log(f"{report['seconds']} s; verdicts in {args.report}")
