@@ -92,3 +92,31 @@ def test_a_damaged_checkpoint_is_named_and_the_history_still_reads(server: Any) 
     assert damaged.json() == {"detail": damaged.json()["detail"]}
     assert f"checkpoint {victim} of thread {thread} cannot be read" in damaged.json()["detail"]
     assert latest.status_code == 200
+
+
+def test_a_stream_that_fails_midway_ends_with_an_error_event_not_a_cut_connection(
+    server: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, an exception after the SSE head was sent made uvicorn drop the connection
+    mid-chunk: clients read `RemoteProtocolError: incomplete chunked read` (CI, issue 26's
+    chaos test) and nothing said why. Now the stream ends with an `error` event and the
+    traceback is logged once."""
+    from http_adapter.agent_server.routes import runs
+
+    def failing(events: Any, modes: Any = ()) -> Any:
+        async def frames() -> Any:
+            async for _key, _name, frame in events:
+                yield frame
+                raise RuntimeError("reader broke")
+
+        return frames()
+
+    monkeypatch.setattr(runs, "_frames", failing)
+    body = {"assistant_id": "agent", "input": {"messages": []}, "stream_mode": ["values"]}
+    with httpx.Client(base_url=server.url) as client, caplog.at_level(logging.INFO):
+        with client.stream("POST", "/runs/stream", json=body) as response:
+            lines = list(response.iter_lines())  # raised RemoteProtocolError before
+    events = [line[7:] for line in lines if line.startswith("event: ")]
+    assert events == ["metadata", "error"], lines
+    assert '"message":"reader broke"' in lines[lines.index("event: error") + 1]
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == ["a run's event stream failed"]

@@ -43,7 +43,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..broker import Event, parse_event_id
@@ -58,6 +58,10 @@ EventKey = tuple[int, int]
 IsFinished = Callable[[str], Awaitable[bool]]
 # Redis unreachable: the flusher and subscribers retry, never give up (issue 19 §6).
 DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+# A reader treats any failed read as Redis down: a connection killed mid-reply can surface as a
+# parser error (InvalidResponse) rather than ConnectionError, and a stream must not be cut short
+# by it (CI saw a joined stream's connection dropped while Redis was flushed and its clients killed).
+READ_FAILS = (*DOWN, RedisError)
 # Entries: an event has fields `e` (its name) and `d` (its data); the end marker `end`.
 _REPLAY_ALL: EventKey = (-1, -1)
 _BACKOFF = (0.05, 1.0)
@@ -540,6 +544,12 @@ class _Unreadable(Exception):
     """Redis stayed down while the run is over: the subscription ends."""
 
 
+def _note_unusual(error: BaseException) -> None:
+    """Log a read failure that is not a plain lost connection (those are expected here)."""
+    if not isinstance(error, DOWN):
+        logger.warning("reading a run's events from Redis failed (%r): retrying", error)
+
+
 class RedisSubscription:
     """One reader of a run's stream: async-iterable of `(key, name, sse_frame)`."""
 
@@ -652,7 +662,8 @@ class RedisSubscription:
         while True:
             try:
                 return await call()
-            except DOWN:
+            except READ_FAILS as error:
+                _note_unusual(error)
                 if (time.monotonic() - since >= self._broker._down_grace
                         and await self._finished()):
                     raise _Unreadable from None
@@ -666,7 +677,8 @@ class RedisSubscription:
         try:
             return await broker._client.xread({stream: cursor}, count=broker._batch,
                                               block=block), False
-        except DOWN:
+        except READ_FAILS as error:
+            _note_unusual(error)
             self._delay = min(self._delay * 2, _BACKOFF[1]) if down else _BACKOFF[0]
             await anyio.sleep(self._delay)
             return None, True

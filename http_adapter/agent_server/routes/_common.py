@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -13,7 +14,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from ..encode import dumps
+from ..encode import dumps, sse_frame
 from ..errors import NotFound, UnprocessableEntity
 from ..state import ServerState
 
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 def server(request: Request) -> ServerState:
@@ -173,6 +175,10 @@ def sse_response(
         try:
             async for frame in frames:
                 yield frame
+        except Exception as error:  # noqa: BLE001 - the stream ends with an error event, not a
+            # connection cut mid-chunk (which clients report as a protocol error); logged whole
+            logger.exception("a run's event stream failed")
+            yield sse_frame("error", dumps({"error": type(error).__name__, "message": str(error)}))
         finally:
             if on_close is not None:
                 with anyio.CancelScope(shield=True):

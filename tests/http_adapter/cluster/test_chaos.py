@@ -80,7 +80,12 @@ class Load:
         done.set()
         chaos.join(20)
         assert not any(w.is_alive() for w in workers), "a client hung: " + repr(self.errors)
-        assert not self.errors, self.errors
+        assert not self.errors, (self.errors, self._tracebacks())
+
+    def _tracebacks(self) -> list[str]:
+        """The hosts' logged tracebacks (the cause of a client's error, if a host had one)."""
+        return [text[text.index("Traceback") - 200:][:3000] for host in self.hosts
+                if "Traceback" in (text := host.log_path.read_text())]
 
     def _worker(self, index: int) -> None:
         for i in range(PER_WORKER):
@@ -126,6 +131,9 @@ class Load:
 
     def check(self, project: Path) -> None:
         """Each run once, in success, each node once; no thread busy; no host hurt."""
+        for host in self.hosts:  # first: a host's traceback explains any failure below
+            text = host.log_path.read_text()
+            assert "Traceback" not in text, text[-3000:]
         assert len(self.runs) == WORKERS * PER_WORKER
         counts = Counter((line[0], line[1]) for line in log_lines(project))
         with httpx.Client(base_url=self.hosts[0].url, timeout=CLIENT_TIMEOUT) as client:
@@ -148,9 +156,6 @@ class Load:
                 state = client.get(f"/threads/{thread_id}/state").json()
                 assert state["values"]["log"] == ["first", "slow", "last"], (tag, state)
         assert sum(counts.values()) == len(self.runs) * len(STEPS), counts
-        for host in self.hosts:
-            text = host.log_path.read_text()
-            assert "Traceback" not in text, text[-3000:]
 
 
 def _start(tmp_path: Path, pg_url: str, redis_url: str) -> tuple[Hosts, list[Host]]:
