@@ -164,6 +164,7 @@ def _start(tmp_path: Path, pg_url: str, redis_url: str) -> tuple[Hosts, list[Hos
     return made, made.start(2)
 
 
+@pytest.mark.timeout(120)  # a loaded machine: the workers' join(50) reports a hang first
 def test_flushing_redis_under_load_loses_and_duplicates_no_run(
     tmp_path: Path, pg_url: str, own_redis: RedisServer
 ) -> None:
@@ -193,6 +194,7 @@ def test_flushing_redis_under_load_loses_and_duplicates_no_run(
         made.close()
 
 
+@pytest.mark.timeout(120)  # a loaded machine: the workers' join(50) reports a hang first
 def test_redis_stopped_under_load_loses_and_duplicates_no_run(
     tmp_path: Path, pg_url: str, own_redis: RedisServer
 ) -> None:
@@ -216,6 +218,7 @@ def test_redis_stopped_under_load_loses_and_duplicates_no_run(
         made.close()
 
 
+@pytest.mark.timeout(120)  # a loaded machine: the workers' join(50) reports a hang first
 def test_redis_hung_under_load_loses_and_duplicates_no_run(
     tmp_path: Path, pg_url: str, own_redis: RedisServer
 ) -> None:
