@@ -22,7 +22,7 @@ from ._calls import (
     PREVIOUS, RETURN, AsyncioCalls, CallingRun, GroupCalls, is_call, own_calls, spawner,
 )
 from ._channels import MISSING, Ephemeral, LastValue, Topic
-from ._context import Runtime, current_scope
+from ._context import current_scope
 from ._node import Callee
 from ._plan import TASKS, NodePlan, Plan
 from ._pregel import CompiledStateGraph
@@ -169,10 +169,7 @@ def _entry_kwargs(names: tuple[str, ...]) -> dict[str, Any]:
         elif name == "previous":
             kwargs[name] = _previous(scope.run)
         else:
-            kwargs[name] = Runtime(
-                context=scope.run.context, store=scope.run.store, stream_writer=scope.writer,
-                previous=_previous(scope.run),
-            )
+            kwargs[name] = scope.runtime.override(previous=_previous(scope.run))
     return kwargs
 
 

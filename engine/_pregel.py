@@ -30,6 +30,7 @@ from ._nested import (
 )
 from ._plan import Plan
 from ._run import Run, make_snapshot
+from ._run_control import control_for
 from ._runtime_context import run_context
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
@@ -140,6 +141,7 @@ class CompiledStateGraph:
             ),
         )
         run.fresh_namespace = fresh
+        run.control = control_for(kwargs.get("control"), parent)  # issue 29: drain on request
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))

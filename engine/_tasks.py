@@ -31,10 +31,13 @@ from ._context import TaskScope, current_scope
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
+from ._run_control import drained, note_retry
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
-from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
+from .errors import (
+    GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand,
+)
 from .types import END, START, Command, RetryPolicy, Send
 
 if TYPE_CHECKING:
@@ -219,8 +222,8 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
     if isinstance(error, GraphInterrupt):
         run.task_interrupted(task, error.interrupts)
         return None
-    if isinstance(error, ParentCommand):
-        task.error = error  # not persisted: the parent graph applies it
+    if isinstance(error, (ParentCommand, GraphDrained)):
+        task.error = error  # not persisted: the parent graph applies it, or its run drains
         return None
     if isinstance(error, GraphBubbleUp) or not isinstance(error, Exception):
         run.task_failed(task, error)
@@ -230,6 +233,7 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
         run.task_failed(task, error)
         return None
     task.writes = []
+    note_retry(run, task, attempt)  # the next attempt's `execution_info` (issue 29)
     return _delay(policy, attempt)
 
 
@@ -522,7 +526,7 @@ def drive_sync(
     try:
         while True:
             tasks = run.next_tasks()
-            if tasks is None:
+            if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
@@ -658,7 +662,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
     try:
         while True:
             tasks = run.next_tasks()
-            if tasks is None:
+            if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
             if len(todo) == 1 and (not live or todo[0].name == START):

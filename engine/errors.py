@@ -25,6 +25,7 @@ __all__ = [
     "EmptyChannelError",
     "EmptyInputError",
     "GraphBubbleUp",
+    "GraphDrained",
     "GraphInterrupt",
     "GraphRecursionError",
     "GraphrunError",
@@ -109,6 +110,15 @@ class NodeInterrupt(GraphInterrupt):
         from .types import Interrupt
 
         super().__init__((Interrupt(value=value, id=id or ""),))
+
+
+class GraphDrained(GraphBubbleUp):
+    """The run stopped at a step boundary because its `RunControl` asked it to drain; its
+    checkpoint is saved and `invoke(None, config)` resumes it (issue 29)."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
 
 
 class ParentCommand(GraphBubbleUp):

@@ -33,7 +33,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.config": ("engine",),
     "langgraph.errors": ("engine.errors", "engine"),
     "langgraph.constants": ("engine.types",),
-    "langgraph.runtime": ("engine",),
+    "langgraph.runtime": ("engine.runtime", "engine"),
     "langgraph.managed": ("engine.managed",),
     "langgraph.checkpoint.base": ("checkpoints.base", "checkpoints"),
     "langgraph.checkpoint.memory": ("checkpoints.memory", "checkpoints"),
