@@ -76,6 +76,7 @@ class NodePlan:
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
     managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
     timeout: Any = None  # a TimeoutPolicy: each attempt runs under it (`_timeout.py`)
+    error_handler: str | None = None  # the node that runs if this one fails (issue 29)
 
 
 @dataclasses.dataclass(slots=True)
@@ -206,6 +207,7 @@ def build_plan(
                 if spec.input_schema else state_managed
             ),
             timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
+            error_handler=spec.error_handler,
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

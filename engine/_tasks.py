@@ -28,6 +28,7 @@ import anyio
 from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
+from ._error_handler import handle_failure, resume_handlers
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
@@ -214,8 +215,9 @@ def _call_sync(run: Run, task: Task) -> None:
         current_scope.reset(token)
 
 
-def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float | None:
-    """Record how a task ended on `error`; the delay before a retry, or None when it is over.
+def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float | Task | None:
+    """Record how a task ended on `error`; the delay before a retry, None when it is over, or
+    the task of its node's error handler, to run now.
 
     Shared by the sync and async executors, so a task ends the same way in both.
     """
@@ -229,9 +231,8 @@ def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float |
         run.task_failed(task, error)
         return None
     policy = _retry_policy(task, error, attempt)
-    if policy is None:
-        run.task_failed(task, error)
-        return None
+    if policy is None:  # over, unless its node's error handler takes over (issue 29)
+        return handle_failure(run, task, error)
     task.writes = []
     note_retry(run, task, attempt)  # the next attempt's `execution_info` (issue 29)
     return _delay(policy, attempt)
@@ -268,8 +269,8 @@ def execute_sync(run: Run, task: Task) -> None:
             return
         except (Exception, GraphBubbleUp) as error:
             delay = _settle(run, task, error, attempt)
-            if delay is None:
-                return
+            if delay is None or isinstance(delay, Task):  # over, or its error handler's turn
+                return None if delay is None else execute_sync(run, delay)
             time.sleep(delay)
             attempt += 1
 
@@ -345,8 +346,8 @@ async def execute_async(run: Run, task: Task) -> None:
             return
         except (Exception, GraphBubbleUp) as error:
             delay = _settle(run, task, error, attempt)
-            if delay is None:
-                return
+            if delay is None or isinstance(delay, Task):  # over, or its error handler's turn
+                return None if delay is None else await execute_async(run, delay)
             await anyio.sleep(delay)
             attempt += 1
 
@@ -562,6 +563,8 @@ def drive_sync(
 def _start(run: Run, tasks: list[Task]) -> list[Task]:
     """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
     stream) and return those left to execute; tasks finished before a resume replay."""
+    if run.pending and any(t.node.error_handler for t in tasks):
+        resume_handlers(run, tasks)  # a handled failure's handler runs again, not the node
     if len(tasks) == 1 and not tasks[0].cached:
         if run.events is not None or run.task_start:  # else `task_started` does nothing
             run.task_started(tasks[0])

@@ -16,6 +16,7 @@ STYLE 5; LangGraph issue #8217 shows the cost of the alternative).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = [
     "GraphRecursionError",
     "GraphrunError",
     "InvalidUpdateError",
+    "NodeError",
     "NodeInterrupt",
     "NodeTimeoutError",
     "ParentCommand",
@@ -89,6 +91,18 @@ class NodeTimeoutError(GraphrunError):
         self.kind = kind
         self.idle_timeout = idle_timeout
         self.run_timeout = run_timeout
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's `error_handler` is told: which node failed and with what (issue 29).
+
+    A handler asks for it with a parameter typed `NodeError` (or named `error`). After a
+    resume the error is rebuilt from its saved class name and message.
+    """
+
+    node: str
+    error: BaseException
 
 
 class GraphBubbleUp(BaseException):
