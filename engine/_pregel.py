@@ -24,6 +24,7 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._context import current_scope
+from ._lifecycle import graph_handlers, with_lifecycle, with_lifecycle_async
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
     subgraph_for_update, with_map,
@@ -297,6 +298,8 @@ class CompiledStateGraph:
             if run.parent is None and self._time_travels(run, value, saved):
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
+        if run.parent is None and (handlers := graph_handlers(run.config)):
+            driver = with_lifecycle(run, driver, handlers)  # issue 29: interrupt/resume events
         first = True
         for _ in driver:
             if first:
@@ -452,6 +455,8 @@ class CompiledStateGraph:
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
+        if run.parent is None and (handlers := graph_handlers(run.config)):
+            driver = with_lifecycle_async(run, driver, handlers)  # issue 29
         async with contextlib.aclosing(driver):
             async for _ in driver:
                 if first:

@@ -34,6 +34,8 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.errors": ("engine.errors", "engine"),
     "langgraph.constants": ("engine.types",),
     "langgraph.runtime": ("engine.runtime", "engine"),
+    "langgraph.callbacks": ("engine.callbacks",),
+    "langgraph.warnings": ("engine.warnings",),
     "langgraph.managed": ("engine.managed",),
     "langgraph.checkpoint.base": ("checkpoints.base", "checkpoints"),
     "langgraph.checkpoint.memory": ("checkpoints.memory", "checkpoints"),
