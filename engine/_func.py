@@ -32,6 +32,7 @@ from ._tasks import _on_asyncio
 from ._timeout import timeout_policy
 from .graph import NodeSpec
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
+from .warnings import renamed
 
 __all__ = ["EntrypointGraph", "EntrypointRun", "entrypoint"]
 
@@ -71,6 +72,9 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         timeout: float | timedelta | TimeoutPolicy | None = None,
         **legacy: Any,
     ) -> None:
+        for old, new in (("config_schema", "context_schema"), ("retry", "retry_policy")):
+            if old in legacy:
+                renamed(old, new)
         retry_policy = retry_policy or legacy.pop("retry", None)
         context_schema = context_schema or legacy.pop("config_schema", None)
         if legacy:

@@ -121,7 +121,15 @@ class NodeInterrupt(GraphInterrupt):
     """Raised by node code to pause with a value (the older LangGraph spelling)."""
 
     def __init__(self, value: Any, id: str | None = None) -> None:
+        import warnings
+
         from .types import Interrupt
+        from .warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10, stacklevel=2,
+        )
 
         super().__init__((Interrupt(value=value, id=id or ""),))
 

@@ -20,6 +20,7 @@ from ._error_handler import with_node_defaults
 from ._managed import check_no_managed
 from ._schema import field_specs, schema_managed
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
+from .warnings import renamed
 
 __all__ = ["StateGraph", "NodeSpec", "BranchSpec"]
 
@@ -67,6 +68,10 @@ class StateGraph(Generic[StateT]):
         **legacy: Any,
     ) -> None:
         # LangGraph's older keyword spellings, still common in user code
+        for old, new in (("input", "input_schema"), ("output", "output_schema"),
+                         ("config_schema", "context_schema")):
+            if old in legacy:  # LangGraph's older keyword spellings, still common in user code
+                renamed(old, new)
         input_schema = input_schema or legacy.pop("input", None)
         output_schema = output_schema or legacy.pop("output", None)
         context_schema = context_schema or legacy.pop("config_schema", None)
@@ -118,6 +123,9 @@ class StateGraph(Generic[StateT]):
         **legacy: Any,
     ) -> StateGraph[StateT]:
         """Add a node; the name defaults to the function's `__name__`."""
+        for old, new in (("retry", "retry_policy"), ("input", "input_schema")):
+            if old in legacy:
+                renamed(old, new)
         input_schema = input_schema or legacy.pop("input", None)
         retry_policy = retry_policy or legacy.pop("retry", None)
         if legacy:

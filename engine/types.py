@@ -87,6 +87,17 @@ class Interrupt:
             f"response_schema={self.response_schema!r})"
         )
 
+    @property
+    def interrupt_id(self) -> str:
+        """The old name of `id` (LangGraph deprecated it in 1.0)."""
+        import warnings
+
+        from .warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn("`interrupt_id` is deprecated. Use `id` instead.",
+                      LangGraphDeprecatedSinceV10, stacklevel=2)
+        return self.id
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Command:
