@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from checkpoints.base import ERROR
 
 from ._context import current_scope
+from ._pending import describe_error
 from .errors import NodeError
 from .types import TimeoutPolicy
 
@@ -164,12 +165,10 @@ def handle_failure(run: Run, task: Task, error: BaseException) -> Task | None:
 def _record_handled(run: Run, task: Task, error: Exception) -> None:
     """Saved and streamed as a failure (the error and the marker in one write, so a resume
     knows), but the step goes on without it."""
-    from ._run import _describe
-
     task.error = error
     if run.events is not None:
         run.events.node_error(task, error)
-    run._put_writes(task, [(ERROR, _describe(error)), (ERROR_SOURCE, task.name)])
+    run._put_writes(task, [(ERROR, describe_error(error)), (ERROR_SOURCE, task.name)])
     if run.emits and ("tasks" in run.sink.modes or "debug" in run.sink.modes):
         run._emit_task_result(task)
     task.error = None

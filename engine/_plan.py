@@ -77,6 +77,7 @@ class NodePlan:
     managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
     timeout: Any = None  # a TimeoutPolicy: each attempt runs under it (`_timeout.py`)
     error_handler: str | None = None  # the node that runs if this one fails (issue 29)
+    trace_policy: Any = None  # what tracers record of its runs (`_tracing.py`)
 
 
 @dataclasses.dataclass(slots=True)
@@ -208,6 +209,7 @@ def build_plan(
             ),
             timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
             error_handler=spec.error_handler,
+            trace_policy=spec.trace_policy,
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

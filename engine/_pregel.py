@@ -36,6 +36,7 @@ from ._runtime_context import run_context
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
+from ._tracing import wants_trace, with_graph_run, with_graph_run_async
 from ._worker import Halt, in_worker_thread
 from .types import END, Command, StateSnapshot, StateUpdate
 
@@ -298,6 +299,8 @@ class CompiledStateGraph:
             if run.parent is None and self._time_travels(run, value, saved):
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
+        if run.config.get("callbacks") is not None and wants_trace(run):
+            driver = with_graph_run(run, value, driver)  # issue 27: the graph's LangChain run
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle(run, driver, handlers)  # issue 29: interrupt/resume events
         first = True
@@ -455,6 +458,8 @@ class CompiledStateGraph:
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
+        if run.config.get("callbacks") is not None and wants_trace(run):
+            driver = with_graph_run_async(run, value, driver)  # issue 27
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle_async(run, driver, handlers)  # issue 29
         async with contextlib.aclosing(driver):

@@ -43,6 +43,7 @@ class NodeSpec:
     timeout: Any = None  # `timeout=` as given (checked when compiled, as LangGraph)
     error_handler: str | None = None  # the node that runs when this one fails (issue 29)
     is_error_handler: bool = False
+    trace_policy: Any = None  # what tracers record of its runs (`TracePolicy`, issue 29)
 
 
 @dataclasses.dataclass(slots=True)
@@ -120,6 +121,7 @@ class StateGraph(Generic[StateT]):
         destinations: dict[str, str] | tuple[str, ...] | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
         error_handler: Callable[..., Any] | None = None,
+        trace_policy: Any = None,
         **legacy: Any,
     ) -> StateGraph[StateT]:
         """Add a node; the name defaults to the function's `__name__`."""
@@ -170,6 +172,7 @@ class StateGraph(Generic[StateT]):
             destinations=tuple(destinations) if destinations else (),
             timeout=TimeoutPolicy.coerce(timeout),
             error_handler=handler,
+            trace_policy=trace_policy,
         )
         return self
 

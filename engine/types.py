@@ -24,6 +24,7 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "default_retry_on",
 ]
 
@@ -268,3 +269,13 @@ class TimeoutPolicy:
         if run is None and idle is None:
             return None
         return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TracePolicy:
+    """What tracers (LangChain `BaseTracer`s, as LangSmith's) record of a node's run: its input
+    and output passed through these functions first, e.g. to scrub secrets (issue 29). The
+    node, its streams and other callback handlers see the real values."""
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
