@@ -221,6 +221,7 @@ def task(
     retry_policy = retry_policy or legacy.pop("retry", None)
     if legacy:
         raise TypeError(f"task() got unexpected arguments: {sorted(legacy)}")
+    timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here, as LangGraph (issue 29)
 
     def wrap(func: Callable[..., Any]) -> TaskFunction:
         return TaskFunction(

@@ -29,6 +29,7 @@ from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._error_handler import handle_failure, resume_handlers
+from ._node_cancel import node_cancelled
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
@@ -319,6 +320,8 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             if events is not None:
                 events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
+    except asyncio.CancelledError as error:  # raised by the node itself: it failed (issue 29)
+        raise node_cancelled(task, error) from error
     finally:
         if scope.children is not None:
             await aclose_children(scope, True)

@@ -31,6 +31,7 @@ __all__ = [
     "GraphRecursionError",
     "GraphrunError",
     "InvalidUpdateError",
+    "NodeCancelledError",
     "NodeError",
     "NodeInterrupt",
     "NodeTimeoutError",
@@ -56,6 +57,15 @@ class EmptyInputError(GraphrunError):
 
 class EmptyChannelError(GraphrunError):
     """A channel was read before it was ever written (internal)."""
+
+
+class NodeCancelledError(GraphrunError):
+    """A node's own code raised `asyncio.CancelledError` (no one cancelled the run): the node
+    failed, as LangGraph 1.2 reports it (issue 29)."""
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
 
 
 class NodeTimeoutError(GraphrunError):

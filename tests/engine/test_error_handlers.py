@@ -137,3 +137,44 @@ def test_async_handler_of_an_async_node() -> None:
         return await app.ainvoke({"log": []})
 
     assert anyio.run(main) == {"log": ["async boom"]}
+
+
+def test_a_node_raising_cancelled_fails_the_run_but_a_cancel_still_cancels() -> None:
+    import asyncio
+
+    from engine.errors import NodeCancelledError
+
+    async def boom(s: S) -> dict:
+        raise asyncio.CancelledError("from the node")
+
+    g = StateGraph(S)
+    g.add_node("ok", lambda s: {"log": ["ok"]}).add_node("boom", boom)
+    g.add_edge(START, "ok").add_edge(START, "boom")
+    app = g.compile()
+    started = asyncio.Event()
+
+    async def slow(s: S) -> dict:
+        started.set()
+        await asyncio.sleep(60)
+        return {}
+
+    waiting = StateGraph(S).add_node("slow", slow).add_edge(START, "slow").compile()
+
+    async def main() -> None:
+        with pytest.raises(NodeCancelledError) as caught:
+            await app.ainvoke({"log": []})
+        assert caught.value.node == "boom"
+        run = asyncio.create_task(waiting.ainvoke({}))
+        await started.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(main())
+
+
+def test_a_bad_task_timeout_fails_where_it_is_declared() -> None:
+    from engine import task
+
+    with pytest.raises(ValueError, match="greater than 0"):
+        task(timeout=0)
