@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 import anyio
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers.base import BaseTracer
 
 from checkpoints import SqliteSaver
 from engine import START, Command, Interrupt, StateGraph, entrypoint, interrupt, task
@@ -98,3 +99,63 @@ def test_old_spellings_warn_as_langgraph() -> None:
         assert Interrupt(value=1, id="abc").interrupt_id == "abc"
     with pytest.warns(LangGraphDeprecatedSinceV10, match="NodeInterrupt is deprecated"):
         NodeInterrupt("stop")
+
+
+# -- LangChain tracing of the graph and node runs (issues 27, 29) -----------------------------
+
+
+class Tracer(BaseTracer):
+    """Keeps the finished root runs, as a LangSmith tracer would send them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.roots: list[Any] = []
+
+    def _persist_run(self, run: Any) -> None:
+        self.roots.append(run)
+
+
+class V(TypedDict):
+    value: int
+
+
+def test_tracers_see_the_graph_run_and_its_node_runs_nested() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    inner = RunnableLambda(lambda x: x + 1).with_config(run_name="inner")
+    g = StateGraph(V)
+    g.add_node("n", lambda s: {"value": inner.invoke(s["value"])})
+    g.add_edge(START, "n")
+    tracer = Tracer()
+    assert g.compile(name="demo").invoke({"value": 1}, {"callbacks": [tracer]}) == {"value": 2}
+    (root,) = tracer.roots
+    assert (root.name, root.inputs, root.outputs) == ("demo", {"value": 1}, {"value": 2})
+    (node,) = root.child_runs
+    assert (node.name, node.inputs, node.outputs) == ("n", {"value": 1}, {"value": 2})
+    assert [c.name for c in node.child_runs] == ["inner"]
+
+
+def test_trace_policy_changes_what_tracers_record_only() -> None:
+    from engine.types import TracePolicy
+
+    seen: list[Any] = []
+
+    class Plain(BaseCallbackHandler):
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            if kwargs.get("name") == "n":
+                seen.append(inputs)
+
+    policy = TracePolicy(process_inputs=lambda v: {"hidden": True},
+                         process_outputs=lambda v: 1 / 0)  # a failing processor records as is
+    g = StateGraph(V)
+    g.add_node("n", lambda s: {"value": s["value"] * 10}, trace_policy=policy)
+    g.add_edge(START, "n")
+    tracer = Tracer()
+
+    async def main() -> Any:
+        return await g.compile().ainvoke({"value": 2}, {"callbacks": [Plain(), tracer]})
+
+    assert anyio.run(main) == {"value": 20}
+    (node,) = tracer.roots[0].child_runs
+    assert (node.inputs, node.outputs) == ({"hidden": True}, {"value": 20})
+    assert seen == [{"value": 2}]
