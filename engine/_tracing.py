@@ -65,7 +65,7 @@ def _finish(run: Run, error: BaseException | None) -> None:
     output = run.output() if run.status != "failed" else None
     if isinstance(output, dict):
         output = {k: v for k, v in output.items() if k != "__interrupt__"}
-    trace.on_chain_end(output)
+    trace.on_chain_end(output if isinstance(output, dict) else {"output": output})
 
 
 def with_graph_run(run: Run, value: Any, driver: Iterator[None]) -> Iterator[None]:
@@ -109,14 +109,22 @@ class _NodeRun:
         from langchain_core.callbacks import CallbackManager
         from langchain_core.tracers.base import BaseTracer
 
+        from ._calls import is_call, named_input
+
         task, run = scope.task, scope.run
-        step = run.trace.get_child(f"graph:step:{run.step}")
-        step.add_metadata(run.task_metadata(task), inherit=False)
+        value = task.input
+        caller = _caller(run, task) if is_call(task) else None
+        if caller is not None:  # a `@task` call: a child of the node run that called it
+            step = caller.children.copy()
+            value = named_input(task)
+        else:
+            step = run.trace.get_child(f"graph:step:{run.step}")
+            step.add_metadata(run.task_metadata(task), inherit=False)
         policy = task.node.trace_policy
         run_id = uuid.uuid4()
         kwargs = {"name": task.name, "run_id": run_id}
         if policy is None:
-            self.groups = [(step.on_chain_start(None, _payload(task.input), **kwargs), None)]
+            self.groups = [(step.on_chain_start(None, _payload(value), **kwargs), None)]
         else:
             self.groups = []
             for tracers in (True, False):
@@ -129,7 +137,7 @@ class _NodeRun:
                                           metadata=step.metadata,
                                           inheritable_metadata=step.inheritable_metadata)
                 out = policy.process_outputs if tracers else None
-                inputs = _processed(policy.process_inputs if tracers else None, task.input)
+                inputs = _processed(policy.process_inputs if tracers else None, value)
                 self.groups.append((manager.on_chain_start(None, _payload(inputs), **kwargs), out))
         self.children = CallbackManager(
             step.inheritable_handlers, step.inheritable_handlers, run_id,
@@ -141,7 +149,7 @@ class _NodeRun:
             if error is not None:
                 manager.on_chain_error(error)
             else:
-                manager.on_chain_end(_payload(_processed(process, output)))
+                manager.on_chain_end(_payload(_processed(process, output), "output"))
 
 
 def _processed(process: Any, value: Any) -> Any:
@@ -153,8 +161,15 @@ def _processed(process: Any, value: Any) -> Any:
         return value
 
 
-def _payload(value: Any) -> Any:
-    return value if isinstance(value, dict) else {"input": value} if value is not None else {}
+def _payload(value: Any, key: str = "input") -> Any:
+    """What LangChain records: a dict as is, anything else under `key` (as LangGraph)."""
+    return value if isinstance(value, dict) else {key: value} if value is not None else {}
+
+
+def _caller(run: Run, task: Any) -> _NodeRun | None:
+    """The run of the node (or call) whose call this task is: its path holds the caller's."""
+    runs = getattr(run, "node_runs", None)
+    return runs.get(task.path[1]) if runs and len(task.path) > 1 else None
 
 
 def _node_children(scope: TaskScope) -> Any:
@@ -172,7 +187,7 @@ def _enter(scope: TaskScope) -> tuple[_NodeRun, Any]:
     runs = getattr(scope.run, "node_runs", None)
     if runs is None:
         runs = scope.run.node_runs = {}
-    runs[scope.task] = node_run
+    runs[scope.task] = runs[scope.task.path] = node_run  # by path: its calls find it
     config = scope.config
     children = node_run.children.copy()
     given = config.get("callbacks")
