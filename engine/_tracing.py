@@ -191,10 +191,16 @@ def _enter(scope: TaskScope) -> tuple[_NodeRun, Any]:
     config = scope.config
     children = node_run.children.copy()
     given = config.get("callbacks")
-    if isinstance(given, BaseCallbackManager):  # the `messages`/`events` handler rides along
+    # what graphrun itself added rides along: the `messages`/`events` handler (a manager), a
+    # timed attempt's progress handler (appended to the user's list)
+    if isinstance(given, BaseCallbackManager):
         for handler in given.handlers:
             children.add_handler(handler, inherit=True)
         children.add_tags(given.tags, inherit=False)
+    elif isinstance(given, list):
+        for handler in given:
+            if handler not in children.handlers:
+                children.add_handler(handler, inherit=True)
     scope._config = {**config, "callbacks": children}
     return node_run, var_child_runnable_config.set(scope._config)
 
