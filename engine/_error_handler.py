@@ -8,10 +8,15 @@ input, with a `NodeError` for a parameter that asks for one. Its writes (an upda
 resume the failed node does not run again: its handler does, told the saved error.
 `set_node_defaults(...)` gives every node without its own a retry policy, timeout, cache
 policy (not handlers) and error handler (`__default_error_handler__`; not handlers).
+
+A node whose own code raises `asyncio.CancelledError` failed (`NodeCancelledError`, as LangGraph
+1.2): told apart from a real cancellation (a cancelled run, a timeout, a failed sibling) by the
+asyncio task's `cancelling()` count; only a real one tears the step down silently.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import dataclasses
 import functools
@@ -22,7 +27,7 @@ from checkpoints.base import ERROR
 
 from ._context import current_scope
 from ._pending import describe_error
-from .errors import NodeError
+from .errors import NodeCancelledError, NodeError
 from .types import TimeoutPolicy
 
 if TYPE_CHECKING:
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_HANDLER", "ERROR_SOURCE", "NodeDefaults", "add_handler_node", "handle_failure",
-    "resume_handlers", "set_defaults", "with_node_defaults",
+    "node_cancelled", "resume_handlers", "set_defaults", "with_node_defaults",
 ]
 
 HANDLER_PREFIX = "__error_handler__"
@@ -124,7 +129,9 @@ def _with_node_error(handler: Any) -> Any:
     if param is None:
         return handler
     signature = inspect.signature(handler)
-    rest = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != param])
+    rest = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name != param]
+    )
     if inspect.iscoroutinefunction(handler):
 
         async def acall(state: Any, **kwargs: Any) -> Any:
@@ -226,3 +233,14 @@ def _revive(saved: Any) -> BaseException:
         except Exception:  # an exception class whose constructor wants more
             pass
     return Exception(f"{saved.get('error')}: {message}")
+
+
+def node_cancelled(task: Task, error: asyncio.CancelledError) -> NodeCancelledError:
+    """The node failure `error` stands for; re-raises `error` if the task is being cancelled."""
+    try:
+        current = asyncio.current_task()
+    except RuntimeError:  # not asyncio (trio): its own cancellation is not this exception
+        current = None
+    if current is None or current.cancelling() > 0:
+        raise error
+    return NodeCancelledError(task.name)

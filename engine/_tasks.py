@@ -28,8 +28,7 @@ import anyio
 from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
-from ._error_handler import handle_failure, resume_handlers
-from ._node_cancel import node_cancelled
+from ._error_handler import handle_failure, node_cancelled, resume_handlers
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
@@ -37,9 +36,7 @@ from ._run_control import drained, note_retry
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
-from .errors import (
-    GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand,
-)
+from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
 if TYPE_CHECKING:

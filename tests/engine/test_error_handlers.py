@@ -116,7 +116,8 @@ def test_node_defaults_fill_what_a_node_does_not_set() -> None:
     assert len(attempts) == 3
 
     clash = StateGraph(S).set_node_defaults(error_handler=lambda s: {})
-    clash.add_node("__default_error_handler__", lambda s: {}).add_edge(START, "__default_error_handler__")
+    clash.add_node("__default_error_handler__", lambda s: {})
+    clash.add_edge(START, "__default_error_handler__")
     with pytest.raises(ValueError, match="__default_error_handler__"):
         clash.compile()
 

@@ -56,7 +56,8 @@ def test_execution_info_names_thread_task_and_attempt(tmp_path: Path) -> None:
         return {"first": "ok"}
 
     g = StateGraph(S)
-    g.add_node("flaky", flaky, retry_policy=RetryPolicy(initial_interval=0, jitter=False, retry_on=ValueError))
+    retry = RetryPolicy(initial_interval=0, jitter=False, retry_on=ValueError)
+    g.add_node("flaky", flaky, retry_policy=retry)
     g.add_edge(START, "flaky")
     with SqliteSaver.from_conn_string(str(tmp_path / "cp.db")) as saver:
         app = g.compile(checkpointer=saver)
