@@ -32,6 +32,7 @@ from ._stream import task_result_payload
 from ._timeout import timeout_policy
 from .errors import GraphInterrupt
 from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
+from .warnings import renamed
 
 __all__ = [
     "PREVIOUS", "RETURN", "AsyncioCalls", "CallingRun", "GroupCalls", "TaskFunction", "is_call",
@@ -215,9 +216,12 @@ def task(
     **legacy: Any,
 ) -> Any:
     """Decorator: `@task` or `@task(name=..., retry_policy=..., cache_policy=..., timeout=...)`."""
+    if "retry" in legacy:
+        renamed("retry", "retry_policy")
     retry_policy = retry_policy or legacy.pop("retry", None)
     if legacy:
         raise TypeError(f"task() got unexpected arguments: {sorted(legacy)}")
+    timeout = TimeoutPolicy.coerce(timeout)  # a bad value fails here, as LangGraph (issue 29)
 
     def wrap(func: Callable[..., Any]) -> TaskFunction:
         return TaskFunction(

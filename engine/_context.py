@@ -7,11 +7,12 @@ context so threads see their own task's scope.
 from __future__ import annotations
 
 import contextvars
-import dataclasses
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from ._run_control import execution_info, run_control, run_server_info
+from ._runtime import Runtime, _no_heartbeat
 from .errors import GraphInterrupt
 from .types import Interrupt
 
@@ -28,28 +29,7 @@ __all__ = [
     "interrupt",
 ]
 
-ContextT = TypeVar("ContextT")
 NOTHING: Any = object()
-
-
-def _no_writer(_: Any) -> None:
-    return None
-
-
-def _no_heartbeat() -> None:
-    return None
-
-
-@dataclasses.dataclass(slots=True)
-class Runtime(Generic[ContextT]):
-    """Run-scoped dependencies a node may ask for with a `runtime` parameter."""
-
-    context: ContextT = None  # type: ignore[assignment]
-    store: Any = None
-    stream_writer: Callable[[Any], None] = _no_writer
-    previous: Any = None
-    # progress for an `idle_timeout` (TimeoutPolicy); a no-op outside a timed attempt
-    heartbeat: Callable[[], None] = _no_heartbeat
 
 
 class TaskScope:
@@ -83,6 +63,8 @@ class TaskScope:
             self._runtime = Runtime(
                 context=self.run.context, store=self.run.store, stream_writer=self.writer,
                 heartbeat=self.watch.touch if self.watch is not None else _no_heartbeat,
+                execution_info=execution_info(self.task, self.run),
+                server_info=run_server_info(self.run), control=run_control(self.run),
             )
         return self._runtime
 

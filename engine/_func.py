@@ -22,7 +22,7 @@ from ._calls import (
     PREVIOUS, RETURN, AsyncioCalls, CallingRun, GroupCalls, is_call, own_calls, spawner,
 )
 from ._channels import MISSING, Ephemeral, LastValue, Topic
-from ._context import Runtime, current_scope
+from ._context import current_scope
 from ._node import Callee
 from ._plan import TASKS, NodePlan, Plan
 from ._pregel import CompiledStateGraph
@@ -32,6 +32,7 @@ from ._tasks import _on_asyncio
 from ._timeout import timeout_policy
 from .graph import NodeSpec
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
+from .warnings import renamed
 
 __all__ = ["EntrypointGraph", "EntrypointRun", "entrypoint"]
 
@@ -71,6 +72,9 @@ class entrypoint:  # noqa: N801 - LangGraph's spelling: `@entrypoint(checkpointe
         timeout: float | timedelta | TimeoutPolicy | None = None,
         **legacy: Any,
     ) -> None:
+        for old, new in (("config_schema", "context_schema"), ("retry", "retry_policy")):
+            if old in legacy:
+                renamed(old, new)
         retry_policy = retry_policy or legacy.pop("retry", None)
         context_schema = context_schema or legacy.pop("config_schema", None)
         if legacy:
@@ -169,10 +173,7 @@ def _entry_kwargs(names: tuple[str, ...]) -> dict[str, Any]:
         elif name == "previous":
             kwargs[name] = _previous(scope.run)
         else:
-            kwargs[name] = Runtime(
-                context=scope.run.context, store=scope.run.store, stream_writer=scope.writer,
-                previous=_previous(scope.run),
-            )
+            kwargs[name] = scope.runtime.override(previous=_previous(scope.run))
     return kwargs
 
 

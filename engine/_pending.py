@@ -12,7 +12,7 @@ from typing import Any
 
 from checkpoints.base import ERROR, INTERRUPT, RESUME, SCHEDULED
 
-__all__ = ["pending_interrupt_count"]
+__all__ = ["describe_error", "pending_interrupt_count"]
 
 _CONTROL = frozenset((ERROR, INTERRUPT, RESUME, SCHEDULED))
 
@@ -25,3 +25,8 @@ def pending_interrupt_count(pending: list[tuple[str, str, Any]]) -> int:
         i.id for tid, channel, value in pending
         if channel == INTERRUPT and tid not in finished for i in value
     })
+
+
+def describe_error(error: BaseException) -> dict[str, str]:
+    """How a task error is persisted: its class name and message (exceptions are not data)."""
+    return {"error": type(error).__name__, "message": str(error)}

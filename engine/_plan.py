@@ -76,6 +76,8 @@ class NodePlan:
     writer: Callable[[Any], list[tuple[str, Any]]] | None = None
     managed: tuple[tuple[str, Any], ...] = ()  # managed keys computed into its input (issue 17)
     timeout: Any = None  # a TimeoutPolicy: each attempt runs under it (`_timeout.py`)
+    error_handler: str | None = None  # the node that runs if this one fails (issue 29)
+    trace_policy: Any = None  # what tracers record of its runs (`_tracing.py`)
 
 
 @dataclasses.dataclass(slots=True)
@@ -206,6 +208,8 @@ def build_plan(
                 if spec.input_schema else state_managed
             ),
             timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
+            error_handler=spec.error_handler,
+            trace_policy=spec.trace_policy,
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}

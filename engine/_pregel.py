@@ -24,16 +24,19 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._context import current_scope
+from ._lifecycle import graph_handlers, with_lifecycle, with_lifecycle_async
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
     subgraph_for_update, with_map,
 )
 from ._plan import Plan
 from ._run import Run, make_snapshot
+from ._run_control import control_for
 from ._runtime_context import run_context
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
+from ._tracing import wants_trace, with_graph_run, with_graph_run_async
 from ._worker import Halt, in_worker_thread
 from .types import END, Command, StateSnapshot, StateUpdate
 
@@ -140,6 +143,7 @@ class CompiledStateGraph:
             ),
         )
         run.fresh_namespace = fresh
+        run.control = control_for(kwargs.get("control"), parent)  # issue 29: drain on request
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))
@@ -295,6 +299,10 @@ class CompiledStateGraph:
             if run.parent is None and self._time_travels(run, value, saved):
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
+        if run.config.get("callbacks") is not None and wants_trace(run):
+            driver = with_graph_run(run, value, driver)  # issue 27: the graph's LangChain run
+        if run.parent is None and (handlers := graph_handlers(run.config)):
+            driver = with_lifecycle(run, driver, handlers)  # issue 29: interrupt/resume events
         first = True
         for _ in driver:
             if first:
@@ -450,6 +458,10 @@ class CompiledStateGraph:
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
+        if run.config.get("callbacks") is not None and wants_trace(run):
+            driver = with_graph_run_async(run, value, driver)  # issue 27
+        if run.parent is None and (handlers := graph_handlers(run.config)):
+            driver = with_lifecycle_async(run, driver, handlers)  # issue 29
         async with contextlib.aclosing(driver):
             async for _ in driver:
                 if first:

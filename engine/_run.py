@@ -28,6 +28,7 @@ from ._events import Events
 from ._metadata import (
     NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
 )
+from ._pending import describe_error
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
@@ -57,6 +58,8 @@ class Run:
 
     sent_up: frozenset[str] | set[str] = frozenset()  # tasks a `Command.PARENT` finished
     parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
+    control: Any = None  # a `RunControl` to drain on; `trace`: its LangChain run (issue 29)
+    trace: Any = None
 
     def __init__(
         self,
@@ -448,13 +451,13 @@ class Run:
         LangGraph saves a cancelled task's `CancelledError` (issue 18); nothing streams."""
         import asyncio
 
-        self._put_writes(task, [(ERROR, _describe(asyncio.CancelledError()))])
+        self._put_writes(task, [(ERROR, describe_error(asyncio.CancelledError()))])
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
         if self.events is not None:
             self.events.node_error(task, error)
-        self._put_writes(task, [(ERROR, _describe(error))])
+        self._put_writes(task, [(ERROR, describe_error(error))])
         if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
             self._emit_task_result(task)
 
@@ -771,11 +774,6 @@ class Run:
 def _run_order(task: Task) -> tuple[int, Any]:
     kind, key = task.order
     return (0, key) if kind == 1 else (1, key)
-
-
-def _describe(error: BaseException) -> dict[str, str]:
-    """How a task error is persisted: its class name and message (exceptions are not data)."""
-    return {"error": type(error).__name__, "message": str(error)}
 
 
 def _noop(_: Any) -> None:

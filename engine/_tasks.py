@@ -28,13 +28,15 @@ import anyio
 from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
+from ._error_handler import handle_failure, node_cancelled, resume_handlers
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
+from ._run_control import drained, note_retry
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
-from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
+from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
 if TYPE_CHECKING:
@@ -211,25 +213,26 @@ def _call_sync(run: Run, task: Task) -> None:
         current_scope.reset(token)
 
 
-def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float | None:
-    """Record how a task ended on `error`; the delay before a retry, or None when it is over.
+def _settle(run: Run, task: Task, error: BaseException, attempt: int) -> float | Task | None:
+    """Record how a task ended on `error`; the delay before a retry, None when it is over, or
+    the task of its node's error handler, to run now.
 
     Shared by the sync and async executors, so a task ends the same way in both.
     """
     if isinstance(error, GraphInterrupt):
         run.task_interrupted(task, error.interrupts)
         return None
-    if isinstance(error, ParentCommand):
-        task.error = error  # not persisted: the parent graph applies it
+    if isinstance(error, (ParentCommand, GraphDrained)):
+        task.error = error  # not persisted: the parent graph applies it, or its run drains
         return None
     if isinstance(error, GraphBubbleUp) or not isinstance(error, Exception):
         run.task_failed(task, error)
         return None
     policy = _retry_policy(task, error, attempt)
-    if policy is None:
-        run.task_failed(task, error)
-        return None
+    if policy is None:  # over, unless its node's error handler takes over (issue 29)
+        return handle_failure(run, task, error)
     task.writes = []
+    note_retry(run, task, attempt)  # the next attempt's `execution_info` (issue 29)
     return _delay(policy, attempt)
 
 
@@ -264,8 +267,8 @@ def execute_sync(run: Run, task: Task) -> None:
             return
         except (Exception, GraphBubbleUp) as error:
             delay = _settle(run, task, error, attempt)
-            if delay is None:
-                return
+            if delay is None or isinstance(delay, Task):  # over, or its error handler's turn
+                return None if delay is None else execute_sync(run, delay)
             time.sleep(delay)
             attempt += 1
 
@@ -314,6 +317,8 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             if events is not None:
                 events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
+    except asyncio.CancelledError as error:  # raised by the node itself: it failed (issue 29)
+        raise node_cancelled(task, error) from error
     finally:
         if scope.children is not None:
             await aclose_children(scope, True)
@@ -341,8 +346,8 @@ async def execute_async(run: Run, task: Task) -> None:
             return
         except (Exception, GraphBubbleUp) as error:
             delay = _settle(run, task, error, attempt)
-            if delay is None:
-                return
+            if delay is None or isinstance(delay, Task):  # over, or its error handler's turn
+                return None if delay is None else await execute_async(run, delay)
             await anyio.sleep(delay)
             attempt += 1
 
@@ -522,7 +527,7 @@ def drive_sync(
     try:
         while True:
             tasks = run.next_tasks()
-            if tasks is None:
+            if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
@@ -558,6 +563,8 @@ def drive_sync(
 def _start(run: Run, tasks: list[Task]) -> list[Task]:
     """Announce the step's tasks (all starts before any result, as LangGraph's `tasks`
     stream) and return those left to execute; tasks finished before a resume replay."""
+    if run.pending and any(t.node.error_handler for t in tasks):
+        resume_handlers(run, tasks)  # a handled failure's handler runs again, not the node
     if len(tasks) == 1 and not tasks[0].cached:
         if run.events is not None or run.task_start:  # else `task_started` does nothing
             run.task_started(tasks[0])
@@ -658,7 +665,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
     try:
         while True:
             tasks = run.next_tasks()
-            if tasks is None:
+            if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
             if len(todo) == 1 and (not live or todo[0].name == START):

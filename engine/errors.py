@@ -16,6 +16,7 @@ STYLE 5; LangGraph issue #8217 shows the cost of the alternative).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,10 +26,13 @@ __all__ = [
     "EmptyChannelError",
     "EmptyInputError",
     "GraphBubbleUp",
+    "GraphDrained",
     "GraphInterrupt",
     "GraphRecursionError",
     "GraphrunError",
     "InvalidUpdateError",
+    "NodeCancelledError",
+    "NodeError",
     "NodeInterrupt",
     "NodeTimeoutError",
     "ParentCommand",
@@ -53,6 +57,15 @@ class EmptyInputError(GraphrunError):
 
 class EmptyChannelError(GraphrunError):
     """A channel was read before it was ever written (internal)."""
+
+
+class NodeCancelledError(GraphrunError):
+    """A node's own code raised `asyncio.CancelledError` (no one cancelled the run): the node
+    failed, as LangGraph 1.2 reports it (issue 29)."""
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
 
 
 class NodeTimeoutError(GraphrunError):
@@ -90,6 +103,18 @@ class NodeTimeoutError(GraphrunError):
         self.run_timeout = run_timeout
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's `error_handler` is told: which node failed and with what (issue 29).
+
+    A handler asks for it with a parameter typed `NodeError` (or named `error`). After a
+    resume the error is rebuilt from its saved class name and message.
+    """
+
+    node: str
+    error: BaseException
+
+
 class GraphBubbleUp(BaseException):
     """Base of control-flow signals that travel up through node code."""
 
@@ -106,9 +131,26 @@ class NodeInterrupt(GraphInterrupt):
     """Raised by node code to pause with a value (the older LangGraph spelling)."""
 
     def __init__(self, value: Any, id: str | None = None) -> None:
+        import warnings
+
         from .types import Interrupt
+        from .warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10, stacklevel=2,
+        )
 
         super().__init__((Interrupt(value=value, id=id or ""),))
+
+
+class GraphDrained(GraphBubbleUp):
+    """The run stopped at a step boundary because its `RunControl` asked it to drain; its
+    checkpoint is saved and `invoke(None, config)` resumes it (issue 29)."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        super().__init__(f"Graph drained: {reason}")
+        self.reason = reason
 
 
 class ParentCommand(GraphBubbleUp):

@@ -15,9 +15,12 @@ from collections.abc import Callable, Hashable, Sequence
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from ._error_handler import HANDLER_PREFIX, NodeDefaults, add_handler_node, set_defaults
+from ._error_handler import with_node_defaults
 from ._managed import check_no_managed
 from ._schema import field_specs, schema_managed
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
+from .warnings import renamed
 
 __all__ = ["StateGraph", "NodeSpec", "BranchSpec"]
 
@@ -38,6 +41,9 @@ class NodeSpec:
     metadata: dict[str, Any] | None = None
     destinations: tuple[str, ...] = ()
     timeout: Any = None  # `timeout=` as given (checked when compiled, as LangGraph)
+    error_handler: str | None = None  # the node that runs when this one fails (issue 29)
+    is_error_handler: bool = False
+    trace_policy: Any = None  # what tracers record of its runs (`TracePolicy`, issue 29)
 
 
 @dataclasses.dataclass(slots=True)
@@ -63,6 +69,10 @@ class StateGraph(Generic[StateT]):
         **legacy: Any,
     ) -> None:
         # LangGraph's older keyword spellings, still common in user code
+        for old, new in (("input", "input_schema"), ("output", "output_schema"),
+                         ("config_schema", "context_schema")):
+            if old in legacy:  # LangGraph's older keyword spellings, still common in user code
+                renamed(old, new)
         input_schema = input_schema or legacy.pop("input", None)
         output_schema = output_schema or legacy.pop("output", None)
         context_schema = context_schema or legacy.pop("config_schema", None)
@@ -86,6 +96,7 @@ class StateGraph(Generic[StateT]):
         self.edges: list[tuple[str, str]] = []
         self.waiting_edges: list[tuple[tuple[str, ...], str]] = []
         self.branches: dict[str, dict[str, BranchSpec]] = {}
+        self.node_defaults = NodeDefaults()  # `set_node_defaults` (issue 29)
         self.compiled = False
 
     @property
@@ -109,9 +120,14 @@ class StateGraph(Generic[StateT]):
         cache_policy: CachePolicy | None = None,
         destinations: dict[str, str] | tuple[str, ...] | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
+        error_handler: Callable[..., Any] | None = None,
+        trace_policy: Any = None,
         **legacy: Any,
     ) -> StateGraph[StateT]:
         """Add a node; the name defaults to the function's `__name__`."""
+        for old, new in (("retry", "retry_policy"), ("input", "input_schema")):
+            if old in legacy:
+                renamed(old, new)
         input_schema = input_schema or legacy.pop("input", None)
         retry_policy = retry_policy or legacy.pop("retry", None)
         if legacy:
@@ -142,6 +158,9 @@ class StateGraph(Generic[StateT]):
         if input_schema is not None:
             for name, spec in field_specs(input_schema).items():
                 self.fields.setdefault(name, spec)
+        handler = None
+        if error_handler is not None:
+            handler = add_handler_node(self, HANDLER_PREFIX + node, error_handler, input_schema)
         self.nodes[node] = NodeSpec(
             name=node,
             action=action,
@@ -152,6 +171,24 @@ class StateGraph(Generic[StateT]):
             metadata=metadata,
             destinations=tuple(destinations) if destinations else (),
             timeout=TimeoutPolicy.coerce(timeout),
+            error_handler=handler,
+            trace_policy=trace_policy,
+        )
+        return self
+
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        cache_policy: CachePolicy | None = None,
+        error_handler: Callable[..., Any] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
+    ) -> StateGraph[StateT]:
+        """Policies for every node that sets none of its own, applied when compiled (retry
+        and timeout reach error handlers too; cache and error handler only regular nodes)."""
+        set_defaults(
+            self.node_defaults, retry_policy=retry_policy, cache_policy=cache_policy,
+            error_handler=error_handler, timeout=timeout,
         )
         return self
 
@@ -282,12 +319,13 @@ class StateGraph(Generic[StateT]):
 
         before = _interrupt_list(interrupt_before)
         after = _interrupt_list(interrupt_after)
-        self.validate(interrupt=[*before, *after])
+        graph = with_node_defaults(self)
+        graph.validate(interrupt=[*before, *after])
         self.compiled = True
-        plan = build_plan(self, interrupt_before=before, interrupt_after=after)
+        plan = build_plan(graph, interrupt_before=before, interrupt_after=after)
         return CompiledStateGraph(
             plan,
-            builder=self._frozen(),
+            builder=graph._frozen(),
             checkpointer=checkpointer,
             store=store,
             cache=cache,

@@ -24,6 +24,7 @@ __all__ = [
     "StreamMode",
     "StreamWriter",
     "TimeoutPolicy",
+    "TracePolicy",
     "default_retry_on",
 ]
 
@@ -86,6 +87,17 @@ class Interrupt:
             f"Interrupt(value={self.value!r}, id={self.id!r}, "
             f"response_schema={self.response_schema!r})"
         )
+
+    @property
+    def interrupt_id(self) -> str:
+        """The old name of `id` (LangGraph deprecated it in 1.0)."""
+        import warnings
+
+        from .warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn("`interrupt_id` is deprecated. Use `id` instead.",
+                      LangGraphDeprecatedSinceV10, stacklevel=2)
+        return self.id
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -257,3 +269,13 @@ class TimeoutPolicy:
         if run is None and idle is None:
             return None
         return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TracePolicy:
+    """What tracers (LangChain `BaseTracer`s, as LangSmith's) record of a node's run: its input
+    and output passed through these functions first, e.g. to scrub secrets (issue 29). The
+    node, its streams and other callback handlers see the real values."""
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
