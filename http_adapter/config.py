@@ -396,7 +396,9 @@ def _where(error: BaseException, path: Path) -> str:
 def _is_graph(value: Any) -> bool:
     from engine import CompiledStateGraph, StateGraph
 
-    return isinstance(value, (CompiledStateGraph, StateGraph))
+    from .agent_server.langgraph_graph import is_langgraph
+
+    return isinstance(value, (CompiledStateGraph, StateGraph)) or is_langgraph(value)
 
 
 def _graphs_in(module: ModuleType) -> list[str]:
@@ -408,7 +410,8 @@ def _find_graph(module: ModuleType, source: str, path: Path, key: str) -> Any:
     from engine import CompiledStateGraph
 
     found = _graphs_in(module)
-    found.sort(key=lambda k: not isinstance(vars(module)[k], CompiledStateGraph))
+    found.sort(key=lambda k: not (isinstance(vars(module)[k], CompiledStateGraph)
+                                  or hasattr(vars(module)[k], "astream")))  # LangGraph's too
     if not found:
         raise ConfigError(f"{source!r}: no graph in the module; name one as ':variable'",
                           path=path, key=key)
