@@ -362,10 +362,27 @@ def _import_file(file: Path, path: Path, key: str) -> ModuleType:
     except Exception as error:
         del sys.modules[name]
         raise ConfigError(
-            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}"
+            f"{_install_hint(error)}",
             path=path, key=key,
         ) from error
     return module
+
+
+_PROJECT_LIBRARIES = ("langgraph", "langchain", "langchain_core", "langgraph_supervisor",
+                      "langgraph_swarm")
+
+
+def _install_hint(error: BaseException) -> str:
+    """How to get LangGraph (or LangChain) when a project needs it (issue 28): graphrun serves
+    LangGraph-built graphs on LangGraph's runtime but does not depend on it."""
+    name = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+    root = (name or "").split(".")[0]
+    if root not in _PROJECT_LIBRARIES:
+        return ""
+    package = root.replace("_", "-")
+    return (f"; this project's graphs use {package}, which graphrun does not install: install "
+            f"it in this environment (pip install {package}, or the project's own requirements)")
 
 
 def _import_module(name: str, path: Path, key: str) -> ModuleType:
@@ -377,7 +394,8 @@ def _import_module(name: str, path: Path, key: str) -> ModuleType:
         if error.name is not None and name.startswith(error.name):
             raise ConfigError(f"module {name!r} not found", path=path, key=key) from error
         raise ConfigError(
-            f"importing {name} failed: {error}{_where(error, path)}", path=path, key=key
+            f"importing {name} failed: {error}{_where(error, path)}{_install_hint(error)}",
+            path=path, key=key,
         ) from error
     except Exception as error:
         raise ConfigError(

@@ -104,10 +104,6 @@ class LangGraphGraph:
                             ) -> Any:
         return await self.inner.aupdate_state(config, _lg_input(values), as_node)
 
-    def subgraphs(self) -> dict[str, LangGraphGraph]:
-        """The graph's direct subgraphs by node name (LangGraph finds them in its nodes)."""
-        return {name: LangGraphGraph(sub) for name, sub in self.inner.get_subgraphs()}
-
 
 @dataclasses.dataclass(slots=True)
 class _Node:
