@@ -151,3 +151,37 @@ def test_functional_project_serves_unchanged(tmp_path: Path,
     again = client.runs.wait(tid, "essay", command={"resume": False})
     assert (again["topic"], again["turns"]) == ("lakes", 2)  # `previous` from our saver
     assert len(client.threads.get_history(tid, limit=50)) >= 4
+
+
+# -- agent libraries: langgraph-supervisor (a graph factory) and langgraph-swarm (a StateGraph) --
+
+
+# langgraph-supervisor 0.0.31 builds its supervisor with LangGraph's deprecated create_react_agent
+@pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+def test_supervisor_and_swarm_projects_serve_unchanged(
+        tmp_path: Path, serve_app: Callable[..., Served]) -> None:
+    client = get_sync_client(url=serve_app(project(tmp_path, "multi_agent")).url)
+    supervisor = client.assistants.search(graph_id="supervisor")[0]["assistant_id"]
+    assert set(client.assistants.get_subgraphs(supervisor)) == {"supervisor", "weather_expert"}
+    tid = client.threads.create()["thread_id"]
+    ask = {"messages": [{"role": "user", "content": "Rain in Bergen?"}]}
+    found = events(client.runs.stream(tid, "supervisor", input=ask, stream_mode="updates",
+                                      stream_subgraphs=True))
+    expert = [data for event, data in found if event.startswith("updates|weather_expert:")]
+    assert expert[1]["tools"]["messages"][0]["content"] == "Rain in Bergen tomorrow."
+    said = [(m["name"], m["content"]) for m in client.threads.get_state(tid)["values"]["messages"]
+            if m["type"] == "ai" and m["content"]]
+    assert said[0] == ("weather_expert", "Bergen will be rainy.")
+    assert said[-1] == ("supervisor", "The expert says: rain.")
+
+    tid = client.threads.create()["thread_id"]
+    first = client.runs.wait(tid, "swarm", input={"messages": [{"role": "user",
+                                                                "content": "Boats?"}]})
+    assert first["active_agent"] == "bob"
+    assert first["messages"][-1]["content"] == "Bob here: boats float."
+    second = client.runs.wait(tid, "swarm", input={"messages": [{"role": "user",
+                                                                 "content": "More?"}]})
+    assert second["messages"][-1]["content"] == "Bob again: still floating."  # Bob stayed on
+    history = client.threads.get_history(tid, limit=100)
+    assert {h["metadata"]["run_id"] for h in history if h["metadata"].get("run_id")} == {
+        r["run_id"] for r in client.runs.list(tid)}
