@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import random
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -100,7 +101,11 @@ def _saver_class() -> type:
             self.inner = inner
 
         def get_next_version(self, current: Any, channel: Any = None) -> Any:
-            return self.inner.get_next_version(current, channel)
+            """A version no other branch of the thread has, as LangGraph's own savers make
+            them: LangGraph forks reuse the parent's counters, and a blob is stored under
+            (channel, version), so plain integers of two branches would overwrite each other."""
+            number = 0 if current is None else int(str(current).split(".")[0])
+            return f"{number + 1:032}.{random.random():016}"
 
         def get_tuple(self, config: Any) -> Any:
             return tuple_in(self.inner.get_tuple(config))

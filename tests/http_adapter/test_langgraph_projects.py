@@ -42,6 +42,7 @@ def last(found: list[tuple[str, Any]], name: str) -> Any:
 # -- a template-shaped project: Context dataclass, subgraph, human review ----------------------
 
 
+@pytest.mark.backends("sqlite", "postgres")
 def test_template_project_serves_unchanged(tmp_path: Path, serve_app: Callable[..., Served]
                                            ) -> None:
     settings = project(tmp_path, "template")
