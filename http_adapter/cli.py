@@ -77,6 +77,12 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     )
     parser.add_argument("--workers", type=int, default=None, help="background run workers (default: 10)")
     parser.add_argument(
+        "--engine", choices=("auto", "graphrun"), default=None,
+        help="auto: each graph on the runtime that built it (LangGraph's for a langgraph "
+             "graph); graphrun: the project's langgraph imports run on graphrun's engine "
+             "(default: the config's `engine`, else auto)",
+    )
+    parser.add_argument(
         "--log-level", default="info",
         choices=("critical", "error", "warning", "info", "debug", "trace"),
         help="log level of the server and of failed runs' tracebacks (default: %(default)s)",
@@ -115,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings(
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
-            workers=args.workers,
+            workers=args.workers, engine=args.engine,
         )
         limits, fields = limit_options(args, os.environ)
         for name, value in {**backend_options(args, os.environ), **fields}.items():
@@ -263,8 +269,8 @@ def _announce(command: str, settings: Settings, url: str) -> None:
 # issue 28: what porting a LangGraph-built graph to `engine` gained in benchmarks/README.md
 _PORTING_GAIN = (
     "  Engine:  LangGraph-built graphs run on LangGraph's runtime with graphrun's storage; "
-    "ported to graphrun's engine (docs/porting.md) runs were 10-67x faster "
-    "per run with a SQLite saver in benchmarks/README.md"
+    "ported to graphrun's engine (`--engine graphrun`, docs/porting.md) runs were "
+    "10-67x faster per run with a SQLite saver in benchmarks/README.md"
 )
 
 

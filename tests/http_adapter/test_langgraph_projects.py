@@ -24,11 +24,22 @@ from .conftest import Served
 PROJECTS = Path(__file__).parent / "langgraph_projects"
 
 
-def project(tmp_path: Path, name: str) -> Settings:
-    """The project `name`, copied to a fresh directory and loaded as `graphrun dev` loads it."""
+def project(tmp_path: Path, name: str, engine: str | None = None) -> Settings:
+    """The project `name`, copied to a fresh directory and loaded as `graphrun dev` loads it
+    (`engine`: its `--engine`)."""
     root = tmp_path / name
     shutil.copytree(PROJECTS / name, root)
-    return load_settings(root / "langgraph.json")
+    return load_settings(root / "langgraph.json", engine=engine)
+
+
+# issue 28 item 2: the projects that use only LangGraph's public API run on graphrun's engine
+# with `--engine graphrun`, unchanged, and answer the same
+ENGINES = pytest.mark.parametrize("engine", ["auto", "graphrun"])
+
+
+def built_by(settings: Settings, engine: str) -> None:
+    module = type(next(iter(settings.graphs.values()))).__module__.split(".")[0]
+    assert module == ("engine" if engine == "graphrun" else "langgraph")
 
 
 def events(parts: Any) -> list[tuple[str, Any]]:
@@ -43,9 +54,11 @@ def last(found: list[tuple[str, Any]], name: str) -> Any:
 
 
 @pytest.mark.backends("sqlite", "postgres")
-def test_template_project_serves_unchanged(tmp_path: Path, serve_app: Callable[..., Served]
-                                           ) -> None:
-    settings = project(tmp_path, "template")
+@ENGINES
+def test_template_project_serves_unchanged(tmp_path: Path, serve_app: Callable[..., Served],
+                                           engine: str) -> None:
+    settings = project(tmp_path, "template", engine)
+    built_by(settings, engine)
     assert any("env file not found" in w for w in settings.extra["start_warnings"])
     client = get_sync_client(url=serve_app(settings).url)
     assistant = client.assistants.search(graph_id="agent")[0]
@@ -137,9 +150,12 @@ def test_create_agent_project_serves_unchanged(tmp_path: Path,
 # -- the functional API ---------------------------------------------------------------------------
 
 
-def test_functional_project_serves_unchanged(tmp_path: Path,
-                                             serve_app: Callable[..., Served]) -> None:
-    client = get_sync_client(url=serve_app(project(tmp_path, "functional")).url)
+@ENGINES
+def test_functional_project_serves_unchanged(tmp_path: Path, serve_app: Callable[..., Served],
+                                             engine: str) -> None:
+    settings = project(tmp_path, "functional", engine)
+    built_by(settings, engine)
+    client = get_sync_client(url=serve_app(settings).url)
     tid = client.threads.create()["thread_id"]
     first = events(client.runs.stream(tid, "essay", input={"topic": "rivers"},
                                       stream_mode="updates"))
