@@ -4,11 +4,14 @@ file that used it. The serving itself is in test_langgraph_projects.py (its `eng
 
 from __future__ import annotations
 
+import importlib.abc
 import json
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +99,43 @@ def test_a_library_past_the_public_api_is_named(tmp_path: Path) -> None:
     from langchain.agents import factory  # nothing half-imported on graphrun's objects stays
 
     assert factory.StateGraph.__module__ == "langgraph.graph.state"
+
+
+def test_graphrun_never_imports_langgraph_itself() -> None:
+    """LangGraph is a project's dependency, not graphrun's: the server, its config loading and
+    the LangGraph adapters import nothing of it until a project's graph is LangGraph's."""
+    code = ("import sys, http_adapter.cli, http_adapter.config, http_adapter.agent_server.app, "
+            "http_adapter.agent_server.langgraph_graph, "
+            "http_adapter.agent_server.langgraph_storage, http_adapter._langgraph_imports; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('langgraph', 'langchain', 'langchain_core')))")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    assert found.stdout.strip() == "[]"
+
+
+class _Uninstalled(importlib.abc.MetaPathFinder):
+    """`langgraph` as on a machine without it."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name == "langgraph" or name.startswith("langgraph."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def test_a_missing_langgraph_says_how_to_install_it(tmp_path: Path) -> None:
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "langgraph"}
+    for name in saved:
+        del sys.modules[name]
+    blocker = _Uninstalled()
+    sys.meta_path.insert(0, blocker)
+    try:
+        with pytest.raises(ConfigError) as raised:
+            load_settings(write(tmp_path, PUBLIC), in_memory=True)
+    finally:
+        sys.meta_path.remove(blocker)
+        sys.modules.update(saved)
+    message = str(raised.value)
+    assert "ModuleNotFoundError: No module named 'langgraph'" in message
+    assert "graphrun does not install: install it in this environment (pip install langgraph" in (
+        message)
