@@ -89,8 +89,26 @@ class LangGraphGraph:
     async def astream(self, value: Any, config: Any = None, **options: Any
                       ) -> AsyncIterator[Any]:
         modes = options.get("stream_mode")
+        if isinstance(modes, list) and "events" in modes:
+            async for item in self._with_events(value, config, modes, options):
+                yield item
+            return
         async for item in self.inner.astream(_lg_input(value), config, **options):
             yield _item_out(item, modes)
+
+    async def _with_events(self, value: Any, config: Any, modes: list[str],
+                           options: dict[str, Any]) -> AsyncIterator[Any]:
+        """Mode `events`: LangGraph's stream has no such mode; as the Agent Server does, the
+        run goes through `astream_events`, whose root `on_chain_stream` events carry the
+        other modes' items (the server drops those events from the wire)."""
+        others = [m for m in modes if m != "events"]
+        subgraphs = bool(options.get("subgraphs"))
+        async for event in self.inner.astream_events(
+            _lg_input(value), config, version="v2", **{**options, "stream_mode": others},
+        ):
+            if event["event"] == "on_chain_stream" and not event["parent_ids"]:
+                yield _item_out(event["data"]["chunk"], others)
+            yield ((), "events", event) if subgraphs else ("events", event)
 
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot:
         return _snapshot(await self.inner.aget_state(config, subgraphs=subgraphs))
