@@ -169,6 +169,17 @@ def test_functional_project_serves_unchanged(tmp_path: Path, serve_app: Callable
     assert (again["topic"], again["turns"]) == ("lakes", 2)  # `previous` from our saver
     assert len(client.threads.get_history(tid, limit=50)) >= 4
 
+    # mode `events` (LangGraph's stream has none: the server runs it through astream_events)
+    tid = client.threads.create()["thread_id"]
+    found = events(client.runs.stream(tid, "essay", input={"topic": "seas"},
+                                      stream_mode=["events", "values"]))
+    started = [data["name"] for event, data in found
+               if event == "events" and data["event"] == "on_chain_start"]
+    assert started[0] == "essay" and "outline" in started
+    assert last(found, "values")["__interrupt__"][0]["value"]["outline"][0] == (
+        "seas: why it matters")
+    assert client.threads.get(tid)["status"] == "interrupted"
+
 
 # -- agent libraries: langgraph-supervisor (a graph factory) and langgraph-swarm (a StateGraph) --
 
@@ -202,14 +213,3 @@ def test_supervisor_and_swarm_projects_serve_unchanged(
     history = client.threads.get_history(tid, limit=100)
     assert {h["metadata"]["run_id"] for h in history if h["metadata"].get("run_id")} == {
         r["run_id"] for r in client.runs.list(tid)}
-
-    # mode `events` (LangGraph's stream has none: the server runs it through astream_events)
-    tid = client.threads.create()["thread_id"]
-    found = events(client.runs.stream(tid, "essay", input={"topic": "seas"},
-                                      stream_mode=["events", "values"]))
-    started = [data["name"] for event, data in found
-               if event == "events" and data["event"] == "on_chain_start"]
-    assert started[0] == "essay" and "outline" in started
-    assert last(found, "values")["__interrupt__"][0]["value"]["outline"][0] == (
-        "seas: why it matters")
-    assert client.threads.get(tid)["status"] == "interrupted"
