@@ -7,6 +7,9 @@ A factory may take no argument, `(config)`, `(runtime: ServerRuntime)` or both i
 (issue 31, as the reference classifies them by annotation), may be async, and may return a graph,
 an awaitable of one, or a (sync or async) context manager yielding one, left when the graph is
 no longer needed (the end of the run it was made for).
+
+A graph built with the real `langgraph` package (any of those forms) comes back as a
+`LangGraphGraph`: the same surface, executed by LangGraph's runtime (issue 28).
 """
 
 from __future__ import annotations
