@@ -50,7 +50,7 @@ class Server:
             argv = [langgraph, "dev", "--no-browser", "--no-reload", "--allow-blocking",
                     "--port", str(port)]
         else:
-            env["PARITY_LIB"] = "engine"
+            env["PARITY_LIB"] = os.environ.get("PARITY_GRAPHRUN_LIB", "engine")
             env["PYTHONPATH"] = str(_ROOT)
             argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--port", str(port),
                     "--log-level", "warning", *_storage(database_url, redis_url)]
