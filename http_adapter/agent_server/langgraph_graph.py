@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
-from engine import Command, Interrupt, PregelTask, Send, StateSnapshot
+from engine import Command, Interrupt, InvalidUpdateError, PregelTask, Send, StateSnapshot
 
 from .langgraph_storage import saver_for, store_for
 
@@ -83,8 +83,8 @@ class LangGraphGraph:
             update["store"] = store_for(store)
         return LangGraphGraph(self.inner.copy(update))
 
-    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
-        return self.inner.get_graph(config, xray=xray)
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> _Drawing:
+        return _Drawing(self.inner.get_graph(config, xray=xray))
 
     async def astream(self, value: Any, config: Any = None, **options: Any
                       ) -> AsyncIterator[Any]:
@@ -120,7 +120,27 @@ class LangGraphGraph:
 
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None
                             ) -> Any:
-        return await self.inner.aupdate_state(config, _lg_input(values), as_node)
+        try:
+            return await self.inner.aupdate_state(config, _lg_input(values), as_node)
+        except Exception as error:  # LangGraph's own error classes: as graphrun's (a 400)
+            if type(error).__name__ == "InvalidUpdateError":
+                raise InvalidUpdateError(str(error)) from error
+            raise
+
+
+@dataclasses.dataclass(slots=True)
+class _Drawing:
+    """LangGraph's drawing, whose JSON the Agent Server sends without the class path LangGraph
+    puts in each node's `data` (`id`): recorded from `langgraph dev`."""
+
+    graph: Any
+
+    def to_json(self) -> dict[str, Any]:
+        drawn = self.graph.to_json()
+        for node in drawn.get("nodes", ()):
+            if isinstance(node.get("data"), dict):
+                node["data"].pop("id", None)
+        return drawn  # type: ignore[no-any-return]
 
 
 @dataclasses.dataclass(slots=True)

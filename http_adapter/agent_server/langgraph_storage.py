@@ -24,6 +24,9 @@ from checkpoints.store import base as ours
 __all__ = ["SavedSend", "saver_for", "store_for"]
 
 _TASKS = "__pregel_tasks"  # LangGraph's channel of pending `Send`s (kept in checkpoints)
+_ERROR = "__error__"  # a failed task's write: its exception, which our serializer does not keep
+# run metadata the Agent Server's saver keeps in checkpoints and LangGraph's helper drops
+_SERVER_KEYS = ("thread_id", "checkpoint_id")
 
 
 @dataclasses.dataclass(slots=True)
@@ -74,8 +77,16 @@ def _checkpoint_in(checkpoint: Any) -> Any:
     return {**checkpoint, "channel_values": {**values, _TASKS: _from_saved(values[_TASKS])}}
 
 
+def _write_out(channel: str, value: Any) -> Any:
+    if channel == _TASKS:
+        return _to_saved(value)
+    if channel == _ERROR and isinstance(value, BaseException):
+        return repr(value)  # as graphrun's engine stores a task's error (what state shows)
+    return value
+
+
 def _writes_out(writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    return [(c, _to_saved(v) if c == _TASKS else v) for c, v in writes]
+    return [(c, _write_out(c, v)) for c, v in writes]
 
 
 @functools.cache
@@ -83,6 +94,17 @@ def _saver_class() -> type:
     from langgraph.checkpoint.base import (
         BaseCheckpointSaver, CheckpointTuple, get_checkpoint_metadata,
     )
+
+    def _metadata(config: Any, metadata: Any) -> Any:
+        """As LangGraph's savers: the run's metadata and scalar configurable keys join the
+        checkpoint's (the server finds a run's checkpoints by `run_id`); and, as the Agent
+        Server's saver, the run's `thread_id` and `checkpoint_id` (LangGraph drops them)."""
+        merged = get_checkpoint_metadata(config, metadata)
+        given = config.get("metadata") or {}
+        for key in _SERVER_KEYS:
+            if given.get(key) is not None and key not in merged:
+                merged[key] = given[key]
+        return merged
 
     def tuple_in(saved: Any) -> Any:
         if saved is None:
@@ -125,14 +147,12 @@ def _saver_class() -> type:
                 yield tuple_in(saved)
 
         def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            # as LangGraph's savers: the run's metadata and scalar configurable keys join the
-            # checkpoint's (the server finds a run's checkpoints by `run_id`)
-            metadata = get_checkpoint_metadata(config, metadata)
+            metadata = _metadata(config, metadata)
             return self.inner.put(config, _checkpoint_out(checkpoint), metadata, new_versions)
 
         async def aput(self, config: Any, checkpoint: Any, metadata: Any,
                        new_versions: Any) -> Any:
-            metadata = get_checkpoint_metadata(config, metadata)
+            metadata = _metadata(config, metadata)
             return await self.inner.aput(config, _checkpoint_out(checkpoint), metadata,
                                          new_versions)
 
