@@ -20,7 +20,7 @@ ConfigErrorFactory = Callable[[str, str], Exception]  # (message, key) -> Config
 
 # Read by config.py itself, or build-only keys that `langgraph dev` ignores as well.
 _HANDLED = frozenset(("graphs", "env", "dependencies", "auth", "api_keys", "http", "store",
-                      "checkpointer", "webhooks"))
+                      "checkpointer", "webhooks", "engine"))
 _BUILD_ONLY = frozenset((
     "$schema", "python_version", "node_version", "api_version", "base_image", "image_distro",
     "pip_config_file", "pip_installer", "source", "dockerfile_lines", "keep_pkg_tools",

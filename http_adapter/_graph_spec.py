@@ -7,6 +7,9 @@ A factory may take no argument, `(config)`, `(runtime: ServerRuntime)` or both i
 (issue 31, as the reference classifies them by annotation), may be async, and may return a graph,
 an awaitable of one, or a (sync or async) context manager yielding one, left when the graph is
 no longer needed (the end of the run it was made for).
+
+A graph built with the real `langgraph` package (any of those forms) comes back as a
+`LangGraphGraph`: the same surface, executed by LangGraph's runtime (issue 28).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any, get_args, get_origin
 
 from engine import CompiledStateGraph, StateGraph
 
+from .agent_server.langgraph_graph import is_langgraph, served
 from .server_runtime import ExecutionRuntime, ReadRuntime, ServerRuntime
 
 __all__ = ["NotAGraph", "compile_graph", "is_factory", "open_graph"]
@@ -35,11 +39,12 @@ class NotAGraph(TypeError):
 
 
 def is_factory(spec: Any) -> bool:
-    """A graph factory, not a graph."""
-    return not isinstance(spec, (StateGraph, CompiledStateGraph)) and callable(spec)
+    """A graph factory, not a graph (graphrun's or LangGraph's, issue 28)."""
+    return not (isinstance(spec, (StateGraph, CompiledStateGraph)) or is_langgraph(spec)
+                ) and callable(spec)
 
 
-async def compile_graph(spec: Any) -> CompiledStateGraph:
+async def compile_graph(spec: Any) -> Any:
     """A loaded `graphs` entry as a compiled graph, as `graphrun serve` reads it (a factory is
     called as for the graph's shape: `assistants.read`). Raises `NotAGraph` for anything else;
     errors inside a factory propagate."""
@@ -50,7 +55,7 @@ async def compile_graph(spec: Any) -> CompiledStateGraph:
 
 @contextlib.asynccontextmanager
 async def open_graph(spec: Any, config: dict[str, Any], runtime: Any
-                     ) -> AsyncIterator[CompiledStateGraph]:
+                     ) -> AsyncIterator[Any]:
     """The graph of a `graphs` entry, for as long as the caller needs it; a factory is called
     with `config` and/or `runtime` (an `ExecutionRuntime` or `ReadRuntime`) as it asks."""
     if not is_factory(spec):
@@ -67,7 +72,10 @@ async def open_graph(spec: Any, config: dict[str, Any], runtime: Any
         yield _compiled(await made if inspect.isawaitable(made) else made)
 
 
-def _compiled(value: Any) -> CompiledStateGraph:
+def _compiled(value: Any) -> Any:
+    """graphrun's compiled graph, or a LangGraph graph behind the same surface (issue 28)."""
+    if is_langgraph(value):
+        return served(value)
     if isinstance(value, StateGraph):
         return value.compile()
     if isinstance(value, CompiledStateGraph):

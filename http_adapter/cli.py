@@ -77,6 +77,12 @@ def _server_flags(parser: argparse.ArgumentParser, command: str) -> None:
     )
     parser.add_argument("--workers", type=int, default=None, help="background run workers (default: 10)")
     parser.add_argument(
+        "--engine", choices=("auto", "graphrun"), default=None,
+        help="auto: each graph on the runtime that built it (LangGraph's for a langgraph "
+             "graph); graphrun: the project's langgraph imports run on graphrun's engine "
+             "(default: the config's `engine`, else auto)",
+    )
+    parser.add_argument(
         "--log-level", default="info",
         choices=("critical", "error", "warning", "info", "debug", "trace"),
         help="log level of the server and of failed runs' tracebacks (default: %(default)s)",
@@ -115,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings(
             find_config(args.config), data_dir=args.data_dir, in_memory=args.in_memory,
-            workers=args.workers,
+            workers=args.workers, engine=args.engine,
         )
         limits, fields = limit_options(args, os.environ)
         for name, value in {**backend_options(args, os.environ), **fields}.items():
@@ -245,17 +251,42 @@ def _announce(command: str, settings: Settings, url: str) -> None:
             f"  Docs:    {url}/docs",
             f"  Config:  {settings.config_path}",
             f"  Storage: {storage}",
-            "  Graphs:  " + ", ".join(settings.graphs),
+            *_graph_lines(settings),
         ]
         if reload:
             lines.append(f"  Reload:  {reload}")
     elif settings.studio:
         lines.append(f"  Studio:  {url}/")
+    if command != "dev":
+        lines += _graph_lines(settings)
     if command != "dev" and settings.database_url:
         lines.append(f"  Storage: {storage}")
     if settings.api_keys:
         lines.append("  API keys required (X-Api-Key)")
     print("\n".join(lines), flush=True)
+
+
+# issue 28: what porting a LangGraph-built graph to `engine` gained in benchmarks/README.md
+_PORTING_GAIN = (
+    "  Engine:  LangGraph-built graphs run on LangGraph's runtime with graphrun's storage; "
+    "ported to graphrun's engine (`--engine graphrun`, docs/porting.md) runs were "
+    "10-67x faster per run with a SQLite saver in benchmarks/README.md"
+)
+
+
+def _graph_lines(settings: Settings) -> list[str]:
+    """`Graphs:` each graph id with the engine that runs it (issue 28), grouped in order; a
+    line on what porting would gain when one of them is LangGraph-built."""
+    from ._graph_spec import is_factory
+    from .agent_server.langgraph_graph import is_langgraph
+
+    groups: dict[str, list[str]] = {}
+    for graph_id, spec in settings.graphs.items():
+        kind = ("LangGraph runtime" if is_langgraph(spec) else
+                "factory" if is_factory(spec) else "graphrun engine")
+        groups.setdefault(kind, []).append(graph_id)
+    listed = "; ".join(f"{', '.join(ids)} ({kind})" for kind, ids in groups.items())
+    return [f"  Graphs:  {listed}", *([_PORTING_GAIN] if "LangGraph runtime" in groups else [])]
 
 
 def _check_redis(settings: Settings) -> str | None:

@@ -25,6 +25,9 @@
   `Settings.extra`; `http.app` is imported (`extra["custom_app"]`) and a `store.index.embed`
   path too. Keys graphrun does not act on are listed in `extra["config_warnings"]`, which
   `graphrun dev|serve` prints at start-up; other top-level keys are kept in `Settings.extra`.
+- `engine` (issue 28): "auto" (default: each graph on the runtime of the package that built it,
+  LangGraph's for a graph built with `langgraph`) or "graphrun" (the project's `langgraph.*`
+  imports served by graphrun's objects, `_langgraph_imports.py`); `--engine` overrides it.
 - `webhooks` (issue 26; see `_config_webhooks.py`): the webhook URL policy and headers, their
   `${{ env.NAME }}` templates resolved, kept in `Settings.extra["webhooks"]`.
 - API keys: `GRAPHRUN_API_KEYS` (comma-separated; read after `env` is applied) replaces the
@@ -35,6 +38,7 @@ Every problem is a `ConfigError` naming the file and the key.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -49,6 +53,7 @@ from typing import Any
 
 from ._config_sections import check_checkpointer, check_http, check_store, unsupported_keys
 from ._config_webhooks import check_webhooks
+from ._langgraph_imports import ENGINES, graphrun_imports
 from ._tracebacks import user_location
 from .agent_server.settings import Settings
 
@@ -57,7 +62,7 @@ __all__ = ["CONFIG_NAMES", "ConfigError", "find_config", "load_settings"]
 CONFIG_NAMES = ("langgraph.json", "graphrun.json")
 API_KEYS_ENV = "GRAPHRUN_API_KEYS"
 _OWN_KEYS = frozenset(("graphs", "env", "dependencies", "auth", "api_keys", "http", "store",
-                       "checkpointer"))
+                       "checkpointer", "engine"))
 
 
 class ConfigError(ValueError):
@@ -100,11 +105,14 @@ def load_settings(
     in_memory: bool = False,
     api_keys: Iterable[str] | None = None,
     workers: int | None = None,
+    engine: str | None = None,
 ) -> Settings:
     """Read the config, apply its env and dependencies, import its graphs: the server's Settings.
 
     `data_dir` defaults to `.graphrun/` next to the config; `in_memory` keeps nothing on disk.
-    `api_keys`, when given, replaces the env variable and the config's list.
+    `api_keys`, when given, replaces the env variable and the config's list. `engine`
+    ("auto" | "graphrun", else the config's `engine` key, else "auto"): with "graphrun" the
+    project's `langgraph.*` imports are served by graphrun's objects (issue 28 item 2).
     """
     path = Path(config_path).resolve()
     raw = _read_json(path)
@@ -113,7 +121,9 @@ def load_settings(
     env = _load_env(raw.get("env"), root, path, warnings)
     os.environ.update(env)
     _extend_sys_path(raw.get("dependencies", []), root, path)
-    graphs, descriptions = _load_graphs(raw.get("graphs"), root, path)
+    engine = _engine(engine if engine is not None else raw.get("engine", "auto"), path)
+    with graphrun_imports() if engine == "graphrun" else contextlib.nullcontext():
+        graphs, descriptions = _load_graphs(raw.get("graphs"), root, path)
     extra = {k: v for k, v in raw.items() if k not in _OWN_KEYS}
     if descriptions:
         extra["graph_descriptions"] = descriptions
@@ -122,6 +132,7 @@ def load_settings(
     extra.update(_sections(raw, root, path))
     if warnings:
         extra["start_warnings"] = warnings
+    extra["engine"] = engine
     settings = Settings(
         graphs=graphs,
         data_dir=None if in_memory else Path(data_dir).resolve() if data_dir else root / ".graphrun",
@@ -134,6 +145,13 @@ def load_settings(
     if workers is not None:
         settings.workers = workers
     return settings
+
+
+def _engine(value: Any, path: Path) -> str:
+    if value not in ENGINES:
+        raise ConfigError(f"must be one of {', '.join(map(repr, ENGINES))}, not {value!r}",
+                          path=path, key="engine")
+    return str(value)
 
 
 def _sections(raw: Mapping[str, Any], root: Path, path: Path) -> dict[str, Any]:
@@ -362,10 +380,27 @@ def _import_file(file: Path, path: Path, key: str) -> ModuleType:
     except Exception as error:
         del sys.modules[name]
         raise ConfigError(
-            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}",
+            f"importing {file} failed: {type(error).__name__}: {error}{_where(error, path)}"
+            f"{_install_hint(error)}",
             path=path, key=key,
         ) from error
     return module
+
+
+_PROJECT_LIBRARIES = ("langgraph", "langchain", "langchain_core", "langgraph_supervisor",
+                      "langgraph_swarm")
+
+
+def _install_hint(error: BaseException) -> str:
+    """How to get LangGraph (or LangChain) when a project needs it (issue 28): graphrun serves
+    LangGraph-built graphs on LangGraph's runtime but does not depend on it."""
+    name = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+    root = (name or "").split(".")[0]
+    if root not in _PROJECT_LIBRARIES:
+        return ""
+    package = root.replace("_", "-")
+    return (f"; this project's graphs use {package}, which graphrun does not install: install "
+            f"it in this environment (pip install {package}, or the project's own requirements)")
 
 
 def _import_module(name: str, path: Path, key: str) -> ModuleType:
@@ -377,7 +412,8 @@ def _import_module(name: str, path: Path, key: str) -> ModuleType:
         if error.name is not None and name.startswith(error.name):
             raise ConfigError(f"module {name!r} not found", path=path, key=key) from error
         raise ConfigError(
-            f"importing {name} failed: {error}{_where(error, path)}", path=path, key=key
+            f"importing {name} failed: {error}{_where(error, path)}{_install_hint(error)}",
+            path=path, key=key,
         ) from error
     except Exception as error:
         raise ConfigError(
@@ -396,7 +432,9 @@ def _where(error: BaseException, path: Path) -> str:
 def _is_graph(value: Any) -> bool:
     from engine import CompiledStateGraph, StateGraph
 
-    return isinstance(value, (CompiledStateGraph, StateGraph))
+    from .agent_server.langgraph_graph import is_langgraph
+
+    return isinstance(value, (CompiledStateGraph, StateGraph)) or is_langgraph(value)
 
 
 def _graphs_in(module: ModuleType) -> list[str]:
@@ -408,7 +446,8 @@ def _find_graph(module: ModuleType, source: str, path: Path, key: str) -> Any:
     from engine import CompiledStateGraph
 
     found = _graphs_in(module)
-    found.sort(key=lambda k: not isinstance(vars(module)[k], CompiledStateGraph))
+    found.sort(key=lambda k: not (isinstance(vars(module)[k], CompiledStateGraph)
+                                  or hasattr(vars(module)[k], "astream")))  # LangGraph's too
     if not found:
         raise ConfigError(f"{source!r}: no graph in the module; name one as ':variable'",
                           path=path, key=key)

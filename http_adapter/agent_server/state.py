@@ -19,6 +19,7 @@ from .._graph_spec import NotAGraph, is_factory, open_graph
 from ..server_runtime import ExecutionRuntime, ReadRuntime
 from .backends import build_parts
 from .errors import FailedDependency, NotFound, UnprocessableEntity
+from .langgraph_graph import LangGraphGraph, is_langgraph
 from .loops import Failing
 from .records import RecordStore, now
 from .schemas import Assistant
@@ -183,7 +184,9 @@ async def _loading(graph_id: str, opening: Any) -> AsyncIterator[CompiledStateGr
 def graph_name(graph: Any, graph_id: str) -> str:
     """What the reference calls a graph: the name it was compiled with, else its id (issue 31
     item 12: assistants of a graph compiled with `name="ReAct Agent"` are named so)."""
-    name = getattr(graph, "name", None) if isinstance(graph, CompiledStateGraph) else None
+    known = isinstance(graph, (CompiledStateGraph, LangGraphGraph)) or (
+        is_langgraph(graph) and hasattr(graph, "astream"))  # a compiled LangGraph graph
+    name = getattr(graph, "name", None) if known else None
     return name if name and name != _DEFAULT_NAME else graph_id
 
 

@@ -32,6 +32,7 @@ from ..schemas import (
     AssistantSearch,
     AssistantVersionsSearch,
 )
+from ..langgraph_graph import LangGraphGraph
 from ..state import ServerState
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
@@ -431,7 +432,7 @@ def _subgraphs(graph: CompiledStateGraph, prefix: str, recurse: bool
                ) -> list[tuple[str, CompiledStateGraph]]:
     found = []
     for name, spec in graph.builder.nodes.items():
-        if isinstance(spec.action, CompiledStateGraph):
+        if isinstance(spec.action, (CompiledStateGraph, LangGraphGraph)):  # issue 28: either
             ns = f"{prefix}|{name}" if prefix else name
             found.append((ns, spec.action))
             if recurse:

@@ -34,11 +34,12 @@ class Server:
 
     `langgraph` is the path of a `langgraph` executable (langgraph-cli[inmem] in its own venv):
     then it is the reference; otherwise `graphrun dev --in-memory` from this interpreter, or
-    `graphrun dev --database-url ... --redis-url ...` when given those.
+    `graphrun dev --database-url ... --redis-url ...` when given those. `lib="langgraph"`:
+    graphrun dev serves the app built with the real LangGraph (issue 28).
     """
 
     def __init__(self, langgraph: str | None = None, *, database_url: str | None = None,
-                 redis_url: str | None = None) -> None:
+                 redis_url: str | None = None, lib: str = "engine") -> None:
         self.work = Path(tempfile.mkdtemp(prefix="parity-"))
         app = self.work / "app"
         shutil.copytree(APP, app, ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
@@ -50,7 +51,7 @@ class Server:
             argv = [langgraph, "dev", "--no-browser", "--no-reload", "--allow-blocking",
                     "--port", str(port)]
         else:
-            env["PARITY_LIB"] = "engine"
+            env["PARITY_LIB"] = lib
             env["PYTHONPATH"] = str(_ROOT)
             argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--port", str(port),
                     "--log-level", "warning", *_storage(database_url, redis_url)]

@@ -139,12 +139,21 @@ def normalize(value: Any, ids: _Ids | None = None) -> Any:
     """A transcript with every run-specific value replaced by a stable placeholder."""
     ids = ids if ids is not None else _Ids()
     if isinstance(value, dict):
+        if isinstance(value.get("lc_versions"), dict):
+            value = {**value, "lc_versions": _lc_versions(value["lc_versions"])}
         # sorted: ids are numbered the same whatever order a server writes keys in
         return {_scalar(key, ids): "<time>" if key in _TIME_KEYS else normalize(value[key], ids)
                 for key in sorted(value)}
     if isinstance(value, list | tuple):
         return [normalize(item, ids) for item in value]
     return _scalar(value, ids)
+
+
+def _lc_versions(versions: dict[str, Any]) -> dict[str, Any]:
+    """A chat model's `lc_versions` names every LangChain package of the environment that
+    registered itself (`langchain` once it is imported): the recording's had langchain-core
+    only; the test extra also has `langchain` (issue 28's create_agent project)."""
+    return {k: v for k, v in versions.items() if k == "langchain-core"}
 
 
 def _scalar(value: Any, ids: _Ids) -> Any:

@@ -1,0 +1,1 @@
+"""A notes agent (a project shaped like the new-langgraph-project template)."""
