@@ -80,3 +80,51 @@ def test_the_run_output_is_shown_after_a_run(studio: Any, studio_url: str) -> No
     page.wait_for_function("!document.querySelector('#run-output pre')?.textContent.includes('newts')")
     page.wait_for_function("Number(document.body.dataset.runs) === 2")
     assert "Draft 2 on toads" in output.locator("pre").text_content()
+
+
+RENDER = """async (texts) => {
+  const { renderMarkdown } = await import("./markdown.js");
+  return texts.map((text) => {
+    const box = document.createElement("div");
+    box.append(renderMarkdown(text));
+    return box.innerHTML;
+  });
+}"""
+
+
+def test_the_markdown_subset(studio: Any, studio_url: str) -> None:
+    """markdown.js builds elements from a fixed set; what is not markdown stays text."""
+    page, _ = studio
+    open_studio(page, studio_url, "chat")
+    cases = {
+        "# Title\nsome *em* and __bold__ and ~~gone~~": (
+            "<h3 class=\"md-h\">Title</h3><p>some <em>em</em> and <strong>bold</strong> and <del>gone</del></p>"),
+        "1. one\n2. `two`": "<ol><li>one</li><li><code>two</code></li></ol>",
+        "> quoted\n\nafter": "<blockquote><p>quoted</p></blockquote><p>after</p>",
+        "```\n<b>**not bold**</b>\n```": "<pre class=\"md-code\"><code>&lt;b&gt;**not bold**&lt;/b&gt;</code></pre>",
+        "[click](javascript:alert(1)) <script>x</script>": (
+            "<p>[click](javascript:alert(1)) &lt;script&gt;x&lt;/script&gt;</p>"),
+        "line one\nline two": "<p>line one<br>line two</p>",
+        "snake_case_name and 2 * 3 * 4": "<p>snake_case_name and 2 * 3 * 4</p>",
+    }
+    assert page.evaluate(RENDER, list(cases)) == list(cases.values())
+
+
+STREAM_CALL = """async () => {
+  const { Chat } = await import("./chat.js");
+  const chat = new Chat(document.createElement("div"));
+  const chunk = (args, name) => ({ type: "AIMessageChunk", id: "run-1", content: "",
+    tool_call_chunks: [{ index: 0, id: name ? "call-9" : null, name: name || null, args }] });
+  chat.put(chunk('{"ci', "get_weather"), true);
+  chat.put(chunk('ty": "Oslo"}'), true);
+  const el = chat.root.querySelector(".bubble");
+  return [el.querySelector(".tool-name").textContent, el.querySelector(".tool-args").textContent];
+}"""
+
+
+def test_streamed_tool_call_chunks_add_up(studio: Any, studio_url: str) -> None:
+    """A model streams a tool call in pieces (`tool_call_chunks`): one call, its arguments whole."""
+    page, _ = studio
+    open_studio(page, studio_url, "chat")
+    name, args = page.evaluate(STREAM_CALL)
+    assert name == "get_weather" and args == '{\n  "city": "Oslo"\n}'
