@@ -36,6 +36,7 @@ const app = {
 window.studio = app; // for the browser tests and the curious: read-only use
 
 app.viewport = new Viewport(app.svg);
+app.viewport.onChange = (k) => { document.getElementById("zoom-level").textContent = `${Math.round(k * 100)}%`; };
 
 app.runner = new Runner(app);
 app.on = (fn) => app.listeners.add(fn);

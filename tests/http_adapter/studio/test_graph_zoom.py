@@ -41,6 +41,7 @@ def test_a_19_node_graph_fits_a_1440x900_window(studio: Any, studio_url: str) ->
     page, _ = studio
     _big(page, studio_url)
     assert _outside(page) == []  # fitted when drawn
+    assert 10 < int(page.text_content("#zoom-level").rstrip("%")) < 100  # and says how far
     page.click("#zoom-in")
     page.click("#zoom-in")
     assert _outside(page) != []  # zoomed in: no longer all in view
@@ -77,6 +78,7 @@ def test_zoom_with_the_wheel_and_buttons_and_pan_by_dragging(studio: Any, studio
     assert smaller[2] - smaller[0] < width * 0.9
     page.click("#zoom-reset")
     assert page.get_attribute("#graph", "data-zoom") == "1.000"
+    assert page.text_content("#zoom-level") == "100%"
     # a click after a drag is not a click: a breakpoint dot under the release stays off
     assert page.locator("#graph .bp.on").count() == 0
 
