@@ -134,16 +134,16 @@ function edgePath(edge, points, size) {
   const pts = points.map((p) => ({ ...p }));
   const a = size.get(edge.source);
   const b = size.get(edge.target);
-  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, class: `${cls} back`, d: downward(loopBack(pts, a, b)) });
+  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, class: `${cls} back`, d: loopBack(pts, a, b) });
   pts[0].y += a.height / 2;
   pts[pts.length - 1].y -= b.height / 2;
-  return s("path", { ...attrs, d: downward(pts) });
+  return s("path", { ...attrs, d: `M${pts[0].x},${pts[0].y}${through(pts)}` });
 }
 
 /** Straight through each row (the layout's vertical pairs), S-curves between rows: the
  * curves stay inside their end points' box, which lies in the empty band between two rows. */
-function downward(pts) {
-  let d = `M${pts[0].x},${pts[0].y}`;
+function through(pts) {
+  let d = "";
   for (let i = 1; i < pts.length; i++) {
     const p = pts[i - 1];
     const q = pts[i];
@@ -157,20 +157,20 @@ function downward(pts) {
   return d;
 }
 
+const BEND = 12; // how far right of its two nodes a loop runs; rows keep 28 px between nodes
+
 /** An edge back up the layers (a loop), issue 30: it was drawn across the rows at its ends,
- * through the nodes beside them. Now it follows its route up through the free slots the layout
- * kept for it, like an edge going down, leaving the source's top and entering the target's
- * bottom right of centre, so it never lies on top of the edges going down between the two. */
+ * through the nodes beside them. Now it leaves the source's right side, turns up just beside
+ * it, follows its route up through the free slots the layout kept for it (as an edge going
+ * down does) and turns into the target's right side. */
 function loopBack(pts, a, b) {
   const last = pts.length - 1;
-  const side = (z) => Math.max(0, z.width / 2 - 14);
-  const from = pts[0].x + side(a);
-  const to = pts[last].x + side(b);
-  pts[0] = { x: from, y: pts[0].y - a.height / 2 };
-  pts[1] = { x: from, y: Math.min(pts[1].y, pts[0].y) };
-  pts[last - 1] = { x: to, y: Math.max(pts[last - 1].y, pts[last].y + b.height / 2) };
-  pts[last] = { x: to, y: pts[last].y + b.height / 2 };
-  return pts;
+  const [sx, sy] = [pts[0].x + a.width / 2, pts[0].y];
+  const [tx, ty] = [pts[last].x + b.width / 2, pts[last].y];
+  const up = [{ x: sx + BEND, y: sy - BEND }, { x: sx + BEND, y: Math.min(pts[1].y, sy - BEND) },
+    ...pts.slice(2, last - 1),
+    { x: tx + BEND, y: Math.max(pts[last - 1].y, ty + BEND) }, { x: tx + BEND, y: ty + BEND }];
+  return `M${sx},${sy} Q${sx + BEND},${sy} ${sx + BEND},${sy - BEND}${through(up)} Q${tx + BEND},${ty} ${tx},${ty}`;
 }
 
 function nodeShape(node, p, z, breakpoints, handlers) {
