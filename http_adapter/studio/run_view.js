@@ -102,7 +102,7 @@ function modeChoices(app) {
 function outputPanel(app) {
   const status = h("span.output-status");
   const values = h("pre");
-  const panel = h("div#run-output.output", { hidden: true }, h("h3", {}, "Output ", status), values);
+  const panel = h("div#run-output.output", { hidden: true }, h("h3", {}, "Output \u00b7 ", status), values);
   const show = (what) => {
     const run = app.lastRun;
     if (what === "run-started") {
