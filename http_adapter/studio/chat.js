@@ -53,7 +53,7 @@ function laidOut(value) {
 export class Chat {
   constructor(root) {
     this.root = root;
-    this.bubbles = new Map(); // id -> {el, role, text, calls, name}
+    this.bubbles = new Map(); // id -> {el, role, text, calls, message, frame}
     this.names = new Map(); // tool call id -> tool name, for the results
   }
 
@@ -70,7 +70,7 @@ export class Chat {
     let bubble = this.bubbles.get(id);
     if (!bubble) {
       const el = h("div.bubble", { dataset: { role, id } }, h("div.who", {}, role), h("div.text"));
-      bubble = { el, role, text: "", calls: [] };
+      bubble = { el, role, text: "", calls: [], message, frame: 0 };
       this.bubbles.set(id, bubble);
       this.root.append(el);
     }
@@ -82,12 +82,17 @@ export class Chat {
       bubble.calls = callsOf(message);
     }
     for (const call of bubble.calls) if (call.id && call.name) this.names.set(call.id, call.name);
-    this.render(bubble, message);
-    this.root.scrollTop = this.root.scrollHeight;
+    bubble.message = message;
+    if (!append) this.render(bubble);
+    else if (!bubble.frame) { // tokens: the markdown is rendered again at most once a frame
+      bubble.frame = requestAnimationFrame(() => this.render(bubble));
+    }
   }
 
-  render(bubble, message) {
-    const { el, role } = bubble;
+  render(bubble) {
+    const { el, role, message } = bubble;
+    cancelAnimationFrame(bubble.frame);
+    bubble.frame = 0;
     const text = el.querySelector(".text");
     if (role === "tool") {
       const name = message.name || this.names.get(message.tool_call_id) || "";
@@ -97,6 +102,7 @@ export class Chat {
     else text.textContent = bubble.text;
     el.querySelector(".tool-calls")?.remove();
     if (bubble.calls.length) el.append(h("div.tool-calls", {}, bubble.calls.map(toolCall)));
+    this.root.scrollTop = this.root.scrollHeight;
   }
 }
 

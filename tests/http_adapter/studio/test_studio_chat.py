@@ -117,6 +117,7 @@ STREAM_CALL = """async () => {
     tool_call_chunks: [{ index: 0, id: name ? "call-9" : null, name: name || null, args }] });
   chat.put(chunk('{"ci', "get_weather"), true);
   chat.put(chunk('ty": "Oslo"}'), true);
+  await new Promise(requestAnimationFrame); // tokens are drawn once a frame
   const el = chat.root.querySelector(".bubble");
   return [el.querySelector(".tool-name").textContent, el.querySelector(".tool-args").textContent];
 }"""
