@@ -1,5 +1,5 @@
-// A layered (Sugiyama-style) layout computed in the page (issue 20): cycles broken by a DFS,
-// longest-path layers, dummy nodes on long edges, barycenter sweeps against crossings, then
+// A layered (Sugiyama-style) layout computed in the page (issue 20): cycles broken by keeping
+// the edges that go deeper in a breadth-first walk from START (issue 30), longest-path layers, dummy nodes on long edges, barycenter sweeps against crossings, then
 // x positions pulled toward neighbours. O(sweeps * edges): ~1-3 ms for 50 nodes. A long edge
 // crosses each row it spans straight down through its dummy's slot, so it never runs through a
 // node; it bends only in the empty bands between rows.
