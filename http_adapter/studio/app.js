@@ -6,6 +6,7 @@ import { h, fill, notify } from "./dom.js";
 import { collapse, draw, light, mark } from "./graph.js";
 import { Runner, outcome } from "./run.js";
 import { Timeline } from "./timeline.js";
+import { Viewport } from "./viewport.js";
 import { runView } from "./run_view.js";
 import { threadsView } from "./threads_view.js";
 import { assistantView } from "./assistant_view.js";
@@ -34,6 +35,9 @@ const app = {
 };
 window.studio = app; // for the browser tests and the curious: read-only use
 
+app.viewport = new Viewport(app.svg);
+app.viewport.onChange = (k) => { document.getElementById("zoom-level").textContent = `${Math.round(k * 100)}%`; };
+
 app.runner = new Runner(app);
 app.on = (fn) => app.listeners.add(fn);
 app.emit = (what) => app.listeners.forEach((fn) => fn(what));
@@ -46,6 +50,7 @@ app.runEnded = (run) => {
   delete document.body.dataset.running;
   document.body.dataset.lastRun = run.status;
   document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  app.lastRun = run; // the Run view's output panel shows it (issue 30)
   app.setThread(run.thread);
   if (run.state?.values?.messages && app.chat) app.chat.show(run.state.values.messages);
   app.emit("run-ended");
@@ -72,7 +77,8 @@ app.remember = (push) => {
 };
 const MARKS = ["done", "next", "error"]; // "running" follows the runner's tasks
 
-app.redraw = () => {
+/** Draw the graph again; `fresh`: another graph, fitted anew whatever the view was. */
+app.redraw = (fresh = false) => {
   const kept = [...app.svg.querySelectorAll(".node")].map((el) => [el.dataset.node, MARKS.filter((c) => el.classList.contains(c))]);
   const graph = collapse(app.full, app.subgraphs, app.expanded);
   app.layoutMs = draw(app.svg, graph, app.breakpoints, {
@@ -89,7 +95,7 @@ app.redraw = () => {
   });
   for (const [node, marks] of kept) for (const m of marks) mark(app.svg, node, m); // a redraw keeps them
   light(app.svg, app.runner.activePaths());
-  document.getElementById("layout-ms").textContent = `layout ${app.layoutMs.toFixed(1)} ms, ${graph.nodes.length} nodes`;
+  app.viewport.drawn(fresh); // issue 30: no "layout 2.1 ms" readout in the legend any more
 };
 
 let asking = null; // one dialog for all the calls refused at once
@@ -173,7 +179,7 @@ async function loadAssistant(assistant) {
   app.full = full;
   app.subgraphs = Object.keys(subgraphs || {}).map((ns) => ns.split("|").join(":"));
   app.schemas = schemas;
-  app.redraw();
+  app.redraw(true);
   app.emit("assistant");
 }
 
@@ -211,6 +217,9 @@ function wire() {
     app.remember(true);
   });
   window.addEventListener("hashchange", () => followHash().catch(fail));
+  const zoom = { "zoom-in": () => app.viewport.zoomIn(), "zoom-out": () => app.viewport.zoomOut(),
+    "zoom-reset": () => app.viewport.actualSize(), "zoom-fit": () => app.viewport.fit() };
+  for (const [id, act] of Object.entries(zoom)) document.getElementById(id).addEventListener("click", act);
   document.getElementById("key-button").addEventListener("click", () => askKey("Set the key this page sends.").then((ok) => ok && loadAssistants()).catch(fail));
   window.addEventListener("unhandledrejection", (e) => { e.preventDefault(); fail(e.reason); });
 }

@@ -71,7 +71,8 @@ function label(id) {
 }
 
 /**
- * Draw `graph` ({nodes, edges} after `collapse`) into `svg`; returns the layout time in ms.
+ * Draw `graph` ({nodes, edges} after `collapse`) into `svg` (in a `g.scene` a Viewport moves);
+ * returns the layout time in ms.
  * handlers: {onToggleSubgraph(id), onBreakpoint(id, "before"|"after")}
  */
 export function draw(svg, graph, breakpoints, handlers) {
@@ -83,19 +84,16 @@ export function draw(svg, graph, breakpoints, handlers) {
   const result = layout(sized, graph.edges);
   const ms = performance.now() - t0;
   const size = new Map(sized.map((n) => [n.id, n]));
-  const pad = 16;
-  svg.replaceChildren(defs());
-  const loopRoom = 48; // edges back up the layers bulge out on the right
-  svg.setAttribute("viewBox", `${-pad} ${-pad} ${result.width + 2 * pad + loopRoom} ${result.height + 2 * pad}`);
-  svg.setAttribute("width", result.width + 2 * pad + loopRoom);
-  svg.setAttribute("height", result.height + 2 * pad);
-  svg.append(groups(graph, result.pos, size, handlers));
+  // the viewport (viewport.js) zooms and pans this group; the svg fills the pane (issue 30)
+  const scene = s("g", { class: "scene" });
+  svg.replaceChildren(defs(), scene);
+  scene.append(groups(graph, result.pos, size, handlers));
   const edgeLayer = s("g", { class: "edges" });
-  graph.edges.forEach((e, i) => edgeLayer.append(edgePath(e, result.routes[i], size, result.width)));
-  svg.append(edgeLayer);
+  graph.edges.forEach((e, i) => edgeLayer.append(edgePath(e, result.routes[i], size)));
+  scene.append(edgeLayer);
   const nodeLayer = s("g", { class: "nodes" });
   for (const n of graph.nodes) nodeLayer.append(nodeShape(n, result.pos.get(n.id), size.get(n.id), breakpoints, handlers));
-  svg.append(nodeLayer);
+  scene.append(nodeLayer);
   return ms;
 }
 
@@ -125,7 +123,7 @@ function groups(graph, pos, size, handlers) {
   return layer;
 }
 
-function edgePath(edge, points, size, width) {
+function edgePath(edge, points, size) {
   const cls = edge.conditional ? "edge cond" : "edge";
   const attrs = { class: cls, "data-source": edge.source, "data-target": edge.target, "marker-end": `url(#${edge.conditional ? "arrow-cond" : "arrow"})` };
   if (edge.source === edge.target) {
@@ -136,16 +134,16 @@ function edgePath(edge, points, size, width) {
   const pts = points.map((p) => ({ ...p }));
   const a = size.get(edge.source);
   const b = size.get(edge.target);
-  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, class: `${cls} back`, d: loopBack(pts, a, b, width) });
+  if (pts[pts.length - 1].y < pts[0].y) return s("path", { ...attrs, class: `${cls} back`, d: loopBack(pts, a, b) });
   pts[0].y += a.height / 2;
   pts[pts.length - 1].y -= b.height / 2;
-  return s("path", { ...attrs, d: downward(pts) });
+  return s("path", { ...attrs, d: `M${pts[0].x},${pts[0].y}${through(pts)}` });
 }
 
-/** Straight down through each row (the layout's vertical pairs), S-curves between rows: the
+/** Straight through each row (the layout's vertical pairs), S-curves between rows: the
  * curves stay inside their end points' box, which lies in the empty band between two rows. */
-function downward(pts) {
-  let d = `M${pts[0].x},${pts[0].y}`;
+function through(pts) {
+  let d = "";
   for (let i = 1; i < pts.length; i++) {
     const p = pts[i - 1];
     const q = pts[i];
@@ -159,21 +157,20 @@ function downward(pts) {
   return d;
 }
 
-/** An edge back up the layers (a loop): out of the source's right side, around, into the
- * target's right side, so it never sits on top of the edge going down. */
-function loopBack(pts, a, b, width) {
-  const first = pts[0];
-  const last = pts[pts.length - 1];
-  const start = { x: first.x + a.width / 2, y: first.y };
-  const end = { x: last.x + b.width / 2, y: last.y };
-  if (pts.length <= 2) { // one layer up: a curve just beside the two nodes
-    const bulge = Math.max(start.x, end.x) + 36;
-    return `M${start.x},${start.y} C${bulge},${start.y} ${bulge},${end.y} ${end.x},${end.y}`;
-  }
-  // further: around everything, on the right, with rounded corners
-  const x = width + 24;
-  const r = 12;
-  return `M${start.x},${start.y} H${x - r} Q${x},${start.y} ${x},${start.y - r} V${end.y + r} Q${x},${end.y} ${x - r},${end.y} H${end.x}`;
+const BEND = 12; // how far right of its two nodes a loop runs; rows keep 28 px between nodes
+
+/** An edge back up the layers (a loop), issue 30: it was drawn across the rows at its ends,
+ * through the nodes beside them. Now it leaves the source's right side, turns up just beside
+ * it, follows its route up through the free slots the layout kept for it (as an edge going
+ * down does) and turns into the target's right side. */
+function loopBack(pts, a, b) {
+  const last = pts.length - 1;
+  const [sx, sy] = [pts[0].x + a.width / 2, pts[0].y];
+  const [tx, ty] = [pts[last].x + b.width / 2, pts[last].y];
+  const up = [{ x: sx + BEND, y: sy - BEND }, { x: sx + BEND, y: Math.min(pts[1].y, sy - BEND) },
+    ...pts.slice(2, last - 1),
+    { x: tx + BEND, y: Math.max(pts[last - 1].y, ty + BEND) }, { x: tx + BEND, y: ty + BEND }];
+  return `M${sx},${sy} Q${sx + BEND},${sy} ${sx + BEND},${sy - BEND}${through(up)} Q${tx + BEND},${ty} ${tx},${ty}`;
 }
 
 function nodeShape(node, p, z, breakpoints, handlers) {
@@ -192,7 +189,8 @@ function nodeShape(node, p, z, breakpoints, handlers) {
   if (!terminal) {
     for (const [when, y] of [["before", -z.height / 2], ["after", z.height / 2]]) {
       const on = breakpoints[when].has(node.id);
-      const dot = s("circle", { class: `bp${on ? " on" : ""}`, "data-bp": when, "data-node": node.id, cx: -z.width / 2 + 10, cy: y, r: 5 });
+      // r 7: a 15 px target at 100% (issue 30: 5 was too small to hit)
+      const dot = s("circle", { class: `bp${on ? " on" : ""}`, "data-bp": when, "data-node": node.id, cx: -z.width / 2 + 12, cy: y, r: 7 });
       dot.append(s("title", {}, document.createTextNode(`interrupt ${when} ${label(node.id)}`)));
       dot.addEventListener("click", (ev) => { ev.stopPropagation(); handlers.onBreakpoint?.(node.id, when); });
       g.append(dot);

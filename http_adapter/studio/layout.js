@@ -1,5 +1,5 @@
-// A layered (Sugiyama-style) layout computed in the page (issue 20): cycles broken by a DFS,
-// longest-path layers, dummy nodes on long edges, barycenter sweeps against crossings, then
+// A layered (Sugiyama-style) layout computed in the page (issue 20): cycles broken by keeping
+// the edges that go deeper in a breadth-first walk from START (issue 30), longest-path layers, dummy nodes on long edges, barycenter sweeps against crossings, then
 // x positions pulled toward neighbours. O(sweeps * edges): ~1-3 ms for 50 nodes. A long edge
 // crosses each row it spans straight down through its dummy's slot, so it never runs through a
 // node; it bends only in the empty bands between rows.
@@ -13,7 +13,8 @@ const LOOP = 20; // room on each side of a node with a self-loop
  * {pos: Map(id -> {x, y}) (centres), routes: [[{x, y}...] per edge], width, height}.
  * A route runs from the source's centre to the target's; a downward one passes each row it
  * crosses vertically (two points: the row's top and bottom at the same x), so a drawing that
- * bends only between rows never enters a node box. Edges back up (loops) get their centres.
+ * bends only between rows never enters a node box. An edge back up (a loop) takes the same
+ * kind of route through its own dummies' slots, listed from its source up (issue 30).
  */
 export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) {
   const ids = nodes.map((n) => n.id);
@@ -37,34 +38,66 @@ export function layout(nodes, edges, { gapX = 28, gapY = 56, sweeps = 8 } = {}) 
   return { pos, routes, width, height };
 }
 
-/** Edges as a DAG: back edges of a DFS from START (then any unvisited node) reversed. */
+/** Edges as a DAG. An edge going deeper than its source in a breadth-first walk from START
+ * keeps its direction; of the others, one that would close a cycle is reversed (issue 30: a
+ * depth-first walk could reach a node first through a loop and draw it below the loop's end). */
 function orient(ids, edges) {
+  const depth = breadthFirst(ids, edges);
   const out = new Map(ids.map((id) => [id, []]));
-  edges.forEach((e, i) => out.get(e.source)?.push([e.target, i]));
-  const state = new Map();
+  const kept = edges.map((e, i) => !forced(e) && depth.get(e.source) < depth.get(e.target));
+  edges.forEach((e, i) => kept[i] && out.get(e.source)?.push(e.target));
   const reversed = new Set();
-  const visit = (root) => {
-    const stack = [[root, 0]];
-    state.set(root, 1);
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      const next = (out.get(top[0]) || [])[top[1]++];
-      if (!next) {
-        state.set(top[0], 2);
-        stack.pop();
-      } else if (state.get(next[0]) === 1 || next[0] === START || top[0] === END) {
-        reversed.add(next[1]);
-      } else if (!state.has(next[0])) {
-        state.set(next[0], 1);
-        stack.push([next[0], 0]);
-      }
-    }
-  };
-  for (const id of [START, ...ids]) if (out.has(id) && !state.has(id)) visit(id);
+  edges.forEach((e, i) => {
+    if (kept[i] || e.source === e.target) return;
+    const back = forced(e) || reaches(out, e.target, e.source);
+    const [from, to] = back ? [e.target, e.source] : [e.source, e.target];
+    if (back) reversed.add(i);
+    out.get(from)?.push(to);
+  });
   return edges.map((e, i) =>
     reversed.has(i)
       ? { source: e.target, target: e.source, reversed: true }
       : { source: e.source, target: e.target, reversed: false });
+}
+
+/** An edge into START or out of END is drawn reversed, whatever the walk says. */
+function forced(e) {
+  return e.target === START || e.source === END;
+}
+
+/** Steps from START (then from each node not reached yet, in order) to every node. */
+function breadthFirst(ids, edges) {
+  const out = new Map(ids.map((id) => [id, []]));
+  for (const e of edges) if (!forced(e)) out.get(e.source)?.push(e.target);
+  const depth = new Map();
+  let base = 0;
+  for (const root of [START, ...ids]) {
+    if (!out.has(root) || depth.has(root)) continue;
+    const queue = [root];
+    depth.set(root, base);
+    for (let k = 0; k < queue.length; k++) {
+      for (const next of out.get(queue[k])) {
+        if (!depth.has(next) && out.has(next)) {
+          depth.set(next, depth.get(queue[k]) + 1);
+          queue.push(next);
+        }
+      }
+    }
+    base = Math.max(...depth.values()) + 1;
+  }
+  return depth;
+}
+
+/** Is there a path from `a` to `b` along `out`? */
+function reaches(out, a, b) {
+  const seen = new Set([a]);
+  const stack = [a];
+  while (stack.length) {
+    const id = stack.pop();
+    if (id === b) return true;
+    for (const next of out.get(id) || []) if (!seen.has(next)) seen.add(next) && stack.push(next);
+  }
+  return false;
 }
 
 /** Longest path from the sources; END alone on the last layer. */
@@ -248,7 +281,7 @@ function separate(row, pos, w, gapX) {
  * there); inside a row it keeps to its own column: the source's or target's, or its dummy's,
  * which `separate` keeps clear of every node by gapX. */
 function route(chain, pos, reversed, layer, bands) {
-  if (reversed) return chain.map((id) => ({ ...pos.get(id) })).reverse();
+  if (reversed) return route(chain, pos, false, layer, bands).reverse(); // same slots, upward
   const first = pos.get(chain[0]);
   const last = pos.get(chain[chain.length - 1]);
   if (!first || !last) return chain.map((id) => ({ ...pos.get(id) }));

@@ -2,13 +2,22 @@
 // run / step / continue / cancel, and a chat box for graphs with a `messages` key.
 
 import { api } from "./api.js";
-import { h, fill, parseJson } from "./dom.js";
+import { h, fill, parseJson, pretty } from "./dom.js";
+import { outcome } from "./run.js";
 import { schemaForm } from "./form.js";
 import { interruptBox } from "./interrupt.js";
 import { Chat } from "./chat.js";
 
-const MODES = ["updates", "values", "messages-tuple", "custom", "tasks", "debug"];
-const HINTS = { tasks: "light the running nodes", debug: "step numbers and each node's duration in the timeline" };
+// issue 30 item 6: the API's mode names are jargon; each box says what it shows, in plain words,
+// and its tooltip names the mode and what it streams
+const MODES = {
+  updates: ["node outputs", "what each node returned, as it finishes"],
+  values: ["whole state", "the full state after every step"],
+  "messages-tuple": ["chat tokens", "LLM messages token by token, as the model writes them (the chat)"],
+  custom: ["custom events", "what nodes send with get_stream_writer(): progress, logs"],
+  tasks: ["running nodes", "each node's start and end: lights the running nodes on the graph"],
+  debug: ["steps & timings", "step numbers and each node's duration in the timeline"],
+};
 
 function inputSchema(app) {
   return app.schemas?.input_schema || app.schemas?.state_schema;
@@ -44,7 +53,9 @@ export function runView(app) {
     const state = app.thread && !app.runner.running ? await api(`/threads/${app.thread}/state`) : null;
     fill(waiting, interruptBox(app, app.thread, state));
   };
+  const output = outputPanel(app);
   app.on((what) => {
+    if (what === "run-started" || what === "run-ended" || what === "thread") output.show(what);
     if (what === "run-started" || what === "run-ended") setBusy(buttons, what === "run-started");
     if (what === "run-ended" || what === "thread") threads.refresh().catch(app.fail);
     if (what === "run-started" || what === "run-ended" || what === "thread") showWaiting().catch(app.fail);
@@ -59,10 +70,11 @@ export function runView(app) {
     threads.row, waiting, chat,
     h("h3", {}, "Input"), form,
     h("details", {}, h("summary", {}, "Config"), config),
-    h("h3", {}, "Stream"), modeChoices(app), h("label.inline", {}, subgraphs, " subgraphs"),
+    h("h3", {}, "Stream"), modeChoices(app),
+    h("label.inline", { title: "also stream the events of nodes inside subgraphs" }, subgraphs, " subgraphs"),
     h("h3", {}, "Breakpoints"), h("p.hint", {}, "Click the dots on a node: top = interrupt before, bottom = after."),
     breakpoints.row,
-    h("div.row.actions", {}, Object.values(buttons)));
+    h("div.row.actions", {}, Object.values(buttons)), output.panel);
 }
 
 /** The body of POST /threads/{id}/runs/stream for this assistant and the page's choices. */
@@ -79,9 +91,34 @@ function runBody(app, { input, step, config, subgraphs }) {
 }
 
 function modeChoices(app) {
-  return h("div.modes", {}, MODES.map((m) => h("label.inline", { title: HINTS[m] },
-    h("input", { type: "checkbox", value: m, checked: app.modes.has(m), dataset: { mode: m },
-      onchange: (e) => (e.target.checked ? app.modes.add(m) : app.modes.delete(m)) }), ` ${m}`)));
+  return h("div#run-modes.modes", {},
+    h("p.hint", {}, "What the run streams back to this page; hover a choice for details."),
+    Object.entries(MODES).map(([m, [name, what]]) => h("label.inline", { title: `${m} mode: ${what}` },
+      h("input", { type: "checkbox", value: m, checked: app.modes.has(m), dataset: { mode: m },
+        onchange: (e) => (e.target.checked ? app.modes.add(m) : app.modes.delete(m)) }), " ", h("span.mode-name", {}, name))));
+}
+
+/** Issue 30 item 5: the run's final values, shown when it ends (there was no output panel). */
+function outputPanel(app) {
+  const status = h("span.output-status");
+  const values = h("pre");
+  const panel = h("div#run-output.output", { hidden: true }, h("h3", {}, "Output \u00b7 ", status), values);
+  const show = (what) => {
+    const run = app.lastRun;
+    if (what === "run-started") {
+      panel.hidden = false;
+      panel.dataset.status = "running";
+      fill(status, "running\u2026");
+      fill(values);
+    } else if (run && run.thread === app.thread && !app.runner.running) {
+      panel.hidden = false;
+      panel.dataset.status = run.status;
+      fill(status, outcome(run));
+      fill(values, pretty(run.state?.values ?? run.values ?? null));
+    } else if (!app.runner.running) panel.hidden = true;
+  };
+  show();
+  return { panel, show };
 }
 
 function actionButtons(app, go) {

@@ -88,7 +88,23 @@ function forkNote(history, i) {
   const below = history[i + 1]?.checkpoint.checkpoint_id;
   if (!parent || parent === below) return null;
   const from = history.find((s) => s.checkpoint.checkpoint_id === parent);
-  return h("span.fork", { title: `parent ${parent}` }, ` \u2442 forked from step ${from?.metadata?.step ?? "?"}`);
+  return h("span.fork", { title: `parent ${parent}` }, " ", forkIcon(), ` forked from step ${from?.metadata?.step ?? "?"}`);
+}
+
+/** A fork drawn as SVG (issue 30: the U+2442 glyph is missing from common fonts: an empty box). */
+function forkIcon() {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  for (const [k, v] of Object.entries({ viewBox: "0 0 12 12", width: 12, height: 12, "aria-hidden": "true", class: "fork-icon" })) svg.setAttribute(k, v);
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", "M3 1.5V6.5C3 8 4.5 8 6 8.5C7.5 8 9 8 9 6.5V1.5M6 8.5V11");
+  for (const [x, y] of [[3, 1.5], [9, 1.5], [6, 11]]) {
+    const dot = document.createElementNS(ns, "circle");
+    for (const [k, v] of Object.entries({ cx: x, cy: y, r: 1.3 })) dot.setAttribute(k, v);
+    svg.append(dot);
+  }
+  svg.prepend(path);
+  return svg;
 }
 
 /** Values and tasks of one checkpoint; edit the values and fork from there. */

@@ -75,6 +75,8 @@ EXTRA_GRAPHS = {
     "clustered": "./studio_graphs.py:clustered_graph",
     "questions": "./studio_graphs.py:two_questions_graph",
     "team": "./studio_graphs.py:parallel_inside_graph",
+    "tools": "./studio_graphs.py:tools_graph",
+    "big": "./studio_graphs.py:big_graph",
 }
 
 

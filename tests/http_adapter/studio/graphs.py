@@ -7,11 +7,12 @@ cancelled, `wide` has 50 nodes (the layout), `nested` has a subgraph (expanding 
 from __future__ import annotations
 
 import asyncio
+import json
 import operator
 import time
 from typing import Annotated, Any, TypedDict
 
-from engine import END, START, StateGraph, get_stream_writer, interrupt
+from engine import END, START, MessagesState, StateGraph, get_stream_writer, interrupt
 
 
 class State(TypedDict, total=False):
@@ -174,3 +175,74 @@ def _parallel_inside() -> Any:
 
 
 parallel_inside_graph = _parallel_inside()
+
+
+# Issue 30 item 5: a tool-calling turn. The model's first reply is only tool calls (no text),
+# the tool answers with JSON, the final reply is markdown, with HTML that must stay text.
+WEATHER_ANSWER = ("**Sunny** in `Paris`, say the [tools](https://example.invalid/weather):\n\n"
+                  "- high 21\n- low 12\n\n<img src=x onerror=\"window.__pwned=1\">")
+
+
+def _role(message: Any) -> str:
+    return message.get("type", "") if isinstance(message, dict) else getattr(message, "type", "")
+
+
+def tool_agent(state: MessagesState) -> dict[str, Any]:
+    turn = len(state["messages"])
+    if _role(state["messages"][-1]) == "tool":
+        return {"messages": [{"type": "ai", "content": WEATHER_ANSWER, "id": f"answer-{turn}"}]}
+    call = {"name": "get_weather", "args": {"city": "Paris", "unit": "C"}, "id": f"call-{turn}",
+            "type": "tool_call"}
+    return {"messages": [{"type": "ai", "content": "", "id": f"ask-{turn}", "tool_calls": [call]}]}
+
+
+def weather_tool(state: MessagesState) -> dict[str, Any]:
+    calls = _calls(state["messages"][-1])
+    return {"messages": [{"type": "tool", "name": "get_weather", "tool_call_id": calls[0]["id"],
+                          "content": json.dumps({"sky": "sunny", "high": 21, "low": 12}),
+                          "id": f"result-{calls[0]['id']}"}]}
+
+
+def _tools() -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", tool_agent)
+    builder.add_node("tools", weather_tool)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", lambda s: "tools" if _calls(s["messages"][-1]) else END,
+                                  ["tools", END])
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+def _calls(message: Any) -> list[Any]:
+    return (message.get("tool_calls") if isinstance(message, dict) else getattr(message, "tool_calls", None)) or []
+
+
+tools_graph = _tools()
+
+
+def _big() -> Any:
+    """Issue 30 item 6: 19 nodes, 17 layers deep (taller than a 1440x900 window), with a loop
+    from two of three side-by-side checks back up to two of three searches."""
+    builder = StateGraph(State)
+    step = lambda name: (lambda s: {"log": [name]})  # noqa: E731
+    chain = ["intake", "classify", "rank", "summarize", "outline", "draft", "verdict", "legal",
+             "format", "translate", "publish", "notify", "archive"]
+    searches = ["search_web", "search_docs", "search_db"]
+    checks = ["check_facts", "check_style", "check_length"]
+    for name in [*chain, *searches, *checks]:
+        builder.add_node(name, step(name))
+    builder.add_edge(START, "intake")
+    builder.add_edge("intake", "classify")
+    for a, b in [*(("classify", s) for s in searches), *((s, "rank") for s in searches),
+                 ("rank", "summarize"), ("summarize", "outline"), ("outline", "draft"),
+                 *(("draft", c) for c in checks), ("check_length", "verdict"),
+                 *zip(chain[6:], chain[7:])]:
+        builder.add_edge(a, b)
+    builder.add_conditional_edges("check_style", lambda s: "verdict", ["search_web", "verdict"])
+    builder.add_conditional_edges("check_facts", lambda s: "verdict", ["search_db", "verdict"])
+    builder.add_edge("archive", END)
+    return builder.compile()
+
+
+big_graph = _big()

@@ -45,6 +45,19 @@ def test_cycles_self_loops_and_strays(studio: Any, studio_url: str) -> None:
     assert no_overlaps(pos)
 
 
+def test_a_loop_does_not_pull_its_target_below_it(studio: Any, studio_url: str) -> None:
+    """Issue 30: a depth-first walk reached b1 through the loop e1 -> b1 first and drew it
+    below e1; the three branches of `a` stay side by side on one row."""
+    page, _ = studio
+    open_studio(page, studio_url)
+    nodes = ["__start__", "a", "b1", "b2", "b3", "c", "d", "e1", "e2", "__end__"]
+    edges = [("__start__", "a"), *(("a", b) for b in ("b1", "b2", "b3")), *((b, "c") for b in ("b1", "b2", "b3")),
+             ("c", "d"), ("d", "e1"), ("d", "e2"), ("e1", "b1"), ("e2", "b3"), ("e1", "__end__"), ("e2", "__end__")]
+    pos = lay_out(page, nodes, edges)["pos"]
+    assert pos["b1"][1] == pos["b2"][1] == pos["b3"][1] < pos["c"][1] < pos["e1"][1] == pos["e2"][1]
+    assert no_overlaps(pos)
+
+
 def test_fifty_random_nodes_are_layered_quickly(studio: Any, studio_url: str) -> None:
     page, _ = studio
     open_studio(page, studio_url)
@@ -111,12 +124,10 @@ def _crosses(a: list[float], b: list[float], box: list[float]) -> bool:
 
 def edge_crossings(boxes: dict[str, list[float]], edges: list[dict[str, Any]],
                    routes: list[list[list[float]]]) -> list[tuple[str, str, str]]:
-    """(source, target, node) for every forward edge segment through a node box other than its
-    own ends; edges back up the layers (drawn around the side) are left out."""
+    """(source, target, node) for every edge segment through a node box other than its own
+    ends; edges back up the layers too (issue 30: they were drawn across their end rows)."""
     found = []
     for edge, points in zip(edges, routes):
-        if points[-1][1] < points[0][1]:
-            continue
         for a, b in zip(points, points[1:]):
             for node, box in boxes.items():
                 if node not in (edge["source"], edge["target"]) and _crosses(a, b, box):
