@@ -1,5 +1,29 @@
 """Append deltas: a list channel that only grew is stored as its new items, not again in full.
 
+Issue 32 (long threads in linear space): a version is stored as the versions it builds on plus
+what is new, and nothing is ever written twice::
+
+    b"\\xc1" + msgpack([4, base, length, tail, source])
+
+reads as the first `length` items of the same channel's version `base` (None: no base), then
+the serialized new items `tail`, or, when `tail` is None, the whole value of `source` (another
+channel's [channel, version], see below). A delta names only its direct base, so chains have no
+cap and each version costs what it adds; a reader walks a chain iteratively, and the SQL
+readers fetch a channel's blobs in one query when a chain goes deeper than one round. Every
+version a delta names is one its checkpoint's parent chain holds (the rule below), so a chain is
+as long as the history it stands for and pruning keeps it whole (`closure`).
+
+The formats below it (issues 3, 16) are still read, so files written before issue 32 read the
+same; no new blob is written in them.
+
+Identity is what makes a version a delta on its parent's: a saver remembers the lists a
+checkpoint holds, both the one it last stored and the one it last read (`Stored.latest`,
+`Stored.loaded`), and hands the very same item objects back when that checkpoint is read again
+and is still the one the database names (`Stored.held`: proven by the checkpoint id). A thread's
+next turn then starts from those objects, and its checkpoints store only the new items.
+
+Before issue 32 (still read):
+
 A message list or an ``operator.add`` list grows by a few items per step. Storing every version
 in full writes O(n) per step and O(n^2) per thread; LangGraph's savers do that. A saver here
 remembers, per (thread, namespace, channel), the items of the list its last stored checkpoint
@@ -68,7 +92,6 @@ from typing import Any, NamedTuple
 import msgspec
 
 __all__ = [
-    "MAX_CHAIN",
     "MAX_NEEDS",
     "MISSING",
     "Lineage",
@@ -81,18 +104,18 @@ __all__ = [
     "needs_of",
     "remember",
     "resolve",
+    "whole_channels",
 ]
 
-MAX_CHAIN = 32
-MAX_NEEDS = 64
+MAX_NEEDS = 64  # pre-issue-32 sourced deltas: the reads one header may list
+_V4 = 4  # the first field of an issue-32 delta (older headers start with a list)
 _is = operator.is_
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
 _decode_header = msgspec.msgpack.Decoder(list[Any]).decode
 _decode_ref = msgspec.msgpack.Decoder(tuple[str, int, bytes]).decode
-# (thread, namespace) pairs remembered per saver, least recently used dropped first. A run that
-# loads a checkpoint gets new objects (no identity with what was stored), so this only has to
-# cover the runs in progress; each entry keeps its last lists alive, so it stays small.
+# (thread, namespace) pairs remembered per saver, least recently used dropped first: the bound
+# of the per-thread cache of latest states (issue 32); each entry keeps its last lists alive.
 _THREADS = 64
 
 
@@ -113,20 +136,11 @@ _Pair = tuple[str, Any]  # (channel, version)
 class _Last(NamedTuple):
     version: Any
     items: tuple[Any, ...]  # the list as stored (a snapshot): identity against it is the check
-    chain: tuple[Any, ...]  # the versions a read of `version` needs before it
-    # Every other blob a read of `version` fetches: the needs beyond its own chain, which is
-    # what its header lists. Kept apart from the chain so the common delta (no sources) does no
-    # set work per step (without it, serialize_put on a 200-step thread: 3.2 ms -> 2.5 ms).
+    chain: tuple[Any, ...] = ()  # unused since issue 32 (deltas name their direct base only)
     extra: frozenset[_Pair] = frozenset()
 
-    def needs(self, channel: str) -> frozenset[_Pair]:
-        """Every (channel, version) a read of this version of `channel` fetches besides it."""
-        return frozenset([(channel, v) for v in self.chain]) | self.extra
-
     def needs_count(self) -> int:
-        """len(needs(channel)) without building it: a chain's versions are distinct (each an
-        earlier version of the channel) and never in `extra`."""
-        return len(self.chain) + len(self.extra)
+        return 0
 
 
 _NONE: frozenset[_Pair] = frozenset()
@@ -134,10 +148,16 @@ _new_last = tuple.__new__  # builds a `_Last` in C: its generated __new__ is a P
 
 
 class _Header(NamedTuple):
+    """A delta of any format: `chain` (pre-32: versions read first, oldest a full value) or
+    `base` and `length` (issue 32: a prefix of one version), then `tail` or `source`."""
+
     chain: list[Any]
     tail: bytes | None  # the serialized new items, or None when `source` stands for them
     source: _Pair | None
-    needs: list[_Pair]  # beyond the chain (sourced deltas and deltas built on them)
+    needs: list[_Pair]  # pre-32: beyond the chain (sourced deltas and deltas built on them)
+    base: Any = None
+    length: int = 0
+    v4: bool = False
 
 
 def is_delta(blob: Any) -> bool:
@@ -146,8 +166,13 @@ def is_delta(blob: Any) -> bool:
 
 def _header(blob: bytes) -> _Header:
     fields = _decode_header(memoryview(blob)[1:])
+    first = fields[0]
+    if type(first) is int:  # [4, base, length, tail, source]
+        _, base, length, tail, source = fields
+        return _Header([], tail, tuple(source) if source is not None else None, [], base, length,
+                       True)
     if len(fields) == 2:  # [chain, tail]
-        return _Header(fields[0], fields[1], None, [])
+        return _Header(first, fields[1], None, [])
     chain, tail, source, needs = fields
     return _Header(
         chain, tail, tuple(source) if source is not None else None, [tuple(p) for p in needs]
@@ -155,9 +180,23 @@ def _header(blob: bytes) -> _Header:
 
 
 def needs_of(blob: bytes, channel: str) -> list[_Pair]:
-    """Every (channel, version) a read of this delta blob of `channel` fetches besides it."""
+    """The (channel, version) pairs a delta blob of `channel` reads directly (an issue-32 delta:
+    its base and source, each read in turn through its own; older ones list every read)."""
     header = _header(blob)
+    if header.v4:
+        direct = [] if header.base is None else [(channel, header.base)]
+        return direct if header.source is None else [*direct, header.source]
     return [(channel, v) for v in header.chain] + header.needs
+
+
+def whole_channels(blob: bytes, channel: str) -> list[str]:
+    """The channels a read of this delta may walk deep into (issue 32: its base's and source's,
+    which a SQL reader then fetches whole instead of one version per round trip)."""
+    header = _header(blob)
+    if not header.v4:
+        return []
+    found = [] if header.base is None else [channel]
+    return found if header.source is None else [*found, header.source[0]]
 
 
 def _fetched(fetch: Callable[[str, Any], Any], channel: str, version: Any) -> Any:
@@ -169,11 +208,10 @@ def _fetched(fetch: Callable[[str, Any], Any], channel: str, version: Any) -> An
 
 
 def _items(
-    blob: bytes, channel: str, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
+    header: _Header, channel: str, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
     memo: dict[_Pair, list[Any]],
 ) -> list[Any]:
-    """The full list a delta blob of `channel` stands for."""
-    header = _header(blob)
+    """The full list a pre-32 delta of `channel` stands for (its chain is capped, so short)."""
     value: list[Any] = []
     for index, version in enumerate(header.chain):
         part = _fetched(fetch, channel, version)
@@ -203,48 +241,92 @@ def _value(
     pair: _Pair, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
     memo: dict[_Pair, list[Any]],
 ) -> list[Any]:
-    """A stored list channel value, read once per `resolve` (a source may be named often)."""
+    """A stored list channel value, read once per `resolve` (a source may be named often).
+
+    An issue-32 chain is walked back to a full value (or one already read), then rebuilt
+    forward in one list: no recursion, however long the thread."""
     found = memo.get(pair)
-    if found is None:
-        blob = _fetched(fetch, *pair)
-        if is_delta(blob):
-            found = _items(blob, pair[0], fetch, loads, memo)
-        else:
-            found = loads(blob)
-        memo[pair] = found
-    return found
+    if found is not None:
+        return found
+    channel = pair[0]
+    steps: list[_Header] = []
+    at = pair
+    while True:
+        known = memo.get(at)
+        if known is not None:
+            value = list(known)
+            break
+        blob = _fetched(fetch, *at)
+        if not is_delta(blob):
+            value = loads(blob)
+            if type(value) is not list:
+                raise TypeError("a delta chain must start with a stored list")
+            break
+        header = _header(blob)
+        if not header.v4:
+            value = _items(header, channel, fetch, loads, memo)
+            break
+        steps.append(header)
+        if header.base is None:
+            value = []
+            break
+        at = (channel, header.base)
+    for header in reversed(steps):
+        if header.length > len(value):
+            raise LookupError(f"a delta of channel {channel!r} builds on a shorter version")
+        del value[header.length :]
+        value.extend(_own_items(header, fetch, loads, memo))
+    memo[pair] = value
+    return value
 
 
 def resolve(
     wanted: Iterable[tuple[str, Any]],
     blob: Callable[[str, Any], Any],
     loads: Callable[[Any], Any],
+    held: Mapping[str, _Last] | None = None,
+    memo: dict[_Pair, list[Any]] | None = None,
 ) -> dict[str, Any]:
     """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out,
-    a `MISSING` one raises `LookupError` (the record is damaged)."""
+    a `MISSING` one raises `LookupError` (the record is damaged). `held`: the lists this
+    checkpoint holds that the saver remembers (`Stored.held`), handed back as new lists of the
+    same items instead of being read (issue 32). `memo`: lists already rebuilt, shared by the
+    checkpoints of one page of the same thread and namespace."""
     values: dict[str, Any] = {}
-    memo: dict[_Pair, list[Any]] = {}
+    if memo is None:
+        memo = {}
     for channel, version in wanted:
+        if held:
+            entry = held.get(channel)
+            if entry is not None and entry.version == version:
+                values[channel] = list(entry.items)
+                continue
         found = blob(channel, version)
         if found is None:
             continue
         if found is MISSING:
             raise LookupError(f"channel {channel!r} version {version!r} has no stored value")
         if is_delta(found):
-            # The memo's list itself: other reads only copy items out of it, and the memo
-            # ends with this call.
-            values[channel] = _value((channel, version), blob, loads, memo)
+            # A copy of the memo's list: a source or another checkpoint of the same read may
+            # hold it too, and the caller may change its own.
+            values[channel] = list(_value((channel, version), blob, loads, memo))
         else:
             values[channel] = loads(found)
     return values
 
 
 def closure(referenced: set[tuple[str, Any]], blob: Callable[[str, Any], Any]) -> None:
-    """Add to `referenced` every (channel, version) a referenced delta builds on (pruning)."""
-    for channel, version in list(referenced):
+    """Add to `referenced` every (channel, version) a referenced delta builds on, however deep
+    (pruning)."""
+    todo = list(referenced)
+    while todo:
+        channel, version = todo.pop()
         found = blob(channel, version)
         if is_delta(found):
-            referenced.update(needs_of(found, channel))
+            for need in needs_of(found, channel):
+                if need not in referenced:
+                    referenced.add(need)
+                    todo.append(need)
 
 
 class Stored:
@@ -252,30 +334,52 @@ class Stored:
 
     `latest` is the id of the last checkpoint stored here with the lists it holds, per channel
     (one tuple, replaced whole, so a reader on another thread never sees the lists of one
-    checkpoint with the id of another). `dead` is set once the thread's data was deleted,
-    pruned or copied over: a put serialized against it must be serialized again in full.
+    checkpoint with the id of another); `loaded` the same for the last one read (issue 32).
+    `dead` is set once the thread's data was deleted, pruned or copied over: a put serialized
+    against it must be serialized again in full, and nothing read before is remembered.
     """
 
-    __slots__ = ("dead", "latest")
+    __slots__ = ("dead", "latest", "loaded")
 
     def __init__(self) -> None:
         self.latest: tuple[str, dict[str, _Last]] | None = None
+        self.loaded: tuple[str, dict[str, _Last]] | None = None
         self.dead = False
 
+    def held(self, checkpoint_id: str | None) -> dict[str, _Last] | None:
+        """The lists checkpoint `checkpoint_id` holds, if remembered (stored or read here)."""
+        if checkpoint_id is None:
+            return None
+        for entry in (self.latest, self.loaded):
+            if entry is not None and entry[0] == checkpoint_id:
+                return entry[1]
+        return None
+
     def bases(self, parent_id: str | None) -> dict[str, _Last]:
-        """The lists a child of `parent_id` may build on: those of the last stored checkpoint
-        if it is that parent, else none (issue 16: a fork must not build on another branch)."""
-        latest = self.latest
-        if latest is None or parent_id is None or latest[0] != parent_id:
-            return {}
-        return latest[1]
+        """The lists a child of `parent_id` may build on: those of that very checkpoint when it
+        is remembered, else none (issue 16: never the lists of another branch)."""
+        return self.held(parent_id) or {}
+
+    def remember_read(
+        self, checkpoint_id: str, versions: Mapping[str, Any], values: Mapping[str, Any]
+    ) -> None:
+        """Remember the lists a checkpoint just read holds, so a child of it (the thread's next
+        turn, a fork, an update) is stored as deltas on them (issue 32)."""
+        if self.dead:
+            return
+        lists = {
+            ch: _new_last(_Last, (versions[ch], tuple(v), (), _NONE))
+            for ch, v in values.items()
+            if type(v) is list and ch in versions
+        }
+        self.loaded = (checkpoint_id, lists)
 
 
 class Lineage:
-    """Per saver: the lists the last stored checkpoint of each (thread, namespace) holds, so the
-    next version can be stored as a delta on them.
+    """Per saver: the lists the last stored (and the last read) checkpoint of each (thread,
+    namespace) holds, so the next version can be stored as a delta on them.
 
-    Thread-safe; bounded to the most recently written `_THREADS` (thread, namespace) pairs, and
+    Thread-safe; bounded to the most recently used `_THREADS` (thread, namespace) pairs, and
     forgotten for a thread whenever its stored data is deleted, pruned or copied over.
     """
 
@@ -328,51 +432,41 @@ def dump_list(
     dumps: Callable[[Any], bytes],
 ) -> tuple[bytes, _Last]:
     """Serialize a list channel's new version, as a delta on `last` (the lists the parent
-    checkpoint holds, `Stored.bases`) when it only grew.
+    checkpoint holds, `Stored.bases`) when it keeps a prefix of the parent's version (issue 32:
+    an append, or add_messages replacing a recent message by id).
 
     Returns the blob and what to remember once the whole checkpoint has been serialized."""
     prev = last.get(channel)
     items = tuple(value)
-    chain: tuple[Any, ...] = ()
-    inherited: frozenset[_Pair] = frozenset()
+    base = None
     start = 0
-    if (
-        prev is not None
-        and len(prev.chain) < MAX_CHAIN
-        and (not prev.extra or prev.needs_count() < MAX_NEEDS)  # a chain alone is < MAX_NEEDS
-        and len(items) >= len(prev.items)
-        and all(map(_is, prev.items, items))
-    ):
-        chain = (*prev.chain, prev.version)
-        inherited = prev.extra
-        start = len(prev.items)
+    if prev is not None:
+        start = _prefix(prev.items, items)
+        if start:
+            base = prev.version
     # With this channel the only list held, no other one can be the source.
-    source = (
-        None
-        if prev is not None and len(last) == 1
-        else _source(last, channel, value, start, MAX_NEEDS - len(chain) - len(inherited))
-    )
-    if source is None and not inherited:  # the common case: no set work at all
-        if not chain:
-            return dumps(value), _new_last(_Last, (version, items, chain, _NONE))
-        blob = _MARK + _encode((chain, dumps(value[start:])))
-        return blob, _new_last(_Last, (version, items, chain, _NONE))
-    needs = inherited
+    source = None if prev is not None and len(last) == 1 else _source(last, channel, value, start)
+    remembered = _new_last(_Last, (version, items, (), _NONE))
     if source is not None:
-        name, entry = source
-        needs = needs | entry.needs(name) | {(name, entry.version)}
-    extra = _beyond(needs, channel, chain)
-    if source is not None:
-        blob = _MARK + _encode((chain, None, (name, entry.version), extra))
-    else:  # built on a sourced delta: its reads travel
-        tail = dumps(value[start:])
-        blob = _MARK + _encode((chain, tail, None, extra) if extra else (chain, tail))
-    return blob, _Last(version, items, chain, frozenset(extra))
+        pair = [source, last[source].version]
+        return _MARK + _encode((_V4, base, start, None, pair)), remembered
+    if base is None:
+        return dumps(value), remembered
+    return _MARK + _encode((_V4, base, start, dumps(value[start:]), None)), remembered
 
 
-def _source(
-    last: Mapping[str, _Last], channel: str, value: list[Any], start: int, room: int
-) -> tuple[str, _Last] | None:
+def _prefix(old: tuple[Any, ...], new: tuple[Any, ...]) -> int:
+    """How many leading items `new` shares with `old`, by identity (all of `old`, checked in
+    C, in the common case of an append)."""
+    if len(new) >= len(old) and all(map(_is, old, new)):
+        return len(old)
+    for index, (a, b) in enumerate(zip(old, new)):  # noqa: B905 - the shorter bounds it
+        if a is not b:
+            return index
+    return min(len(old), len(new))
+
+
+def _source(last: Mapping[str, _Last], channel: str, value: list[Any], start: int) -> str | None:
     """Another channel whose stored list is exactly `value[start:]`, item by item."""
     count = len(value) - start
     if count <= 0:
@@ -384,16 +478,10 @@ def _source(
             len(items) == count
             and name != channel
             and items[0] is first
-            and entry.needs_count() < room
             and all(map(_is, items, value[start:]))
         ):
-            return name, entry
+            return name
     return None
-
-
-def _beyond(needs: frozenset[_Pair], channel: str, chain: tuple[Any, ...]) -> list[_Pair]:
-    own = {(channel, v) for v in chain}
-    return [pair for pair in needs if pair not in own]
 
 
 def remember(
@@ -417,13 +505,13 @@ def dump_write(
     stored: Stored, checkpoint_id: str, value: list[Any], dumps: Callable[[Any], bytes]
 ) -> bytes | None:
     """A list write as a reference to the channel value it starts with, or None if it starts
-    with none of them (or `checkpoint_id` is not the last stored checkpoint)."""
-    latest = stored.latest
-    if latest is None or latest[0] != checkpoint_id or not value:
+    with none of them (or the lists of `checkpoint_id` are not remembered)."""
+    held = stored.held(checkpoint_id)
+    if not held or not value:
         return None
     best: tuple[str, int] | None = None
     first = value[0]
-    for channel, last in latest[1].items():
+    for channel, last in held.items():
         base = last.items
         length = len(base)
         if (

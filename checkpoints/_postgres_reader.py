@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from ._blob_cache import BlobCache
+from ._deltas import MISSING
 from ._postgres_writer import LOST
 from ._sqlite_reader import Reader
 from ._sqlite_writer import Writer
@@ -30,6 +31,10 @@ _BLOBS = (
     "SELECT channel, version, value FROM checkpoint_blobs WHERE thread_id = $1 AND "
     "checkpoint_ns = $2 AND (channel, version) IN "
     "(SELECT * FROM unnest($3::text[], $4::text[]))"
+)
+_CHANNELS = (
+    "SELECT channel, version, value FROM checkpoint_blobs WHERE thread_id = $1 AND "
+    "checkpoint_ns = $2 AND channel = ANY($3::text[])"
 )
 _WRITES = (
     "SELECT checkpoint_id, task_id, channel, value FROM checkpoint_writes WHERE thread_id = $1 "
@@ -97,6 +102,7 @@ class PgReader(Reader):
         await self._settle()
         conf = config["configurable"]
         thread_id, ns = conf["thread_id"], conf.get("checkpoint_ns", "")
+        stored = self._stored(conf)
         if checkpoint_id := get_checkpoint_id(config):
             rows = await self._fetch(_BY_ID, thread_id, ns, checkpoint_id)
         else:
@@ -106,7 +112,7 @@ class PgReader(Reader):
         row = rows[0]
         tasks, channels, values = row[6] or (), row[7] or (), row[8] or ()
         writes = {(thread_id, ns, row[2]): list(zip(tasks, channels, values, strict=True))}
-        return await self.read_one(tuple(row)[:6], writes)
+        return await self.read_one(tuple(row)[:6], writes, stored)
 
     async def _query_blobs(
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
@@ -128,6 +134,22 @@ class PgReader(Reader):
         self._blobs.put_many((*key, value) for key, value in fetched.items())
         loaded.update(fetched)
         return loaded
+
+    async def _query_channels(
+        self, thread_id: str, ns: str, channels: list[str]
+    ) -> dict[_BlobKey, bytes | None]:
+        """Every stored version of these channels (issue 32), under their text versions:
+        `_blob` finds a version object by its text."""
+        rows = await self._fetch(_CHANNELS, thread_id, ns, channels)
+        return {(thread_id, ns, ch, v): value for ch, v, value in rows}
+
+    def _blob(
+        self, blobs: dict[_BlobKey, bytes | None], thread_id: str, ns: str, ch: str, v: Any
+    ) -> Any:
+        found = blobs.get((thread_id, ns, ch, v), MISSING)
+        if found is MISSING and not isinstance(v, str):
+            return blobs.get((thread_id, ns, ch, str(v)), MISSING)
+        return found
 
     async def _load_writes(
         self, thread_id: str, ns: str, ids: list[str]

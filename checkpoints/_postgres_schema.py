@@ -66,6 +66,10 @@ SAVER_MIGRATIONS: list[Sequence[str]] = [
             seq bigint GENERATED ALWAYS AS IDENTITY,
             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
     ),
+    # Version 2 (issue 32) changes no table: from here a blob may be a delta naming only its
+    # direct base (`_deltas`), which a version-1 reader would misread: the bump makes older
+    # releases refuse the database.
+    (),
 ]
 
 

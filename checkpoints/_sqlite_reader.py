@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import aiosqlite
 
 from ._common import damaged, matches_filter, skipped
-from ._deltas import MISSING, is_delta, load_write, needs_of, resolve
+from ._deltas import MISSING, Lineage, Stored, is_delta, load_write, needs_of, resolve, whole_channels
 from ._sqlite_writer import Writer
 from .base import (
     Checkpoint,
@@ -50,7 +50,16 @@ class Found(NamedTuple):
 
 
 class Reader:
-    """Queries on the reader connection, in (thread, namespace) batches."""
+    """Queries on the reader connection, in (thread, namespace) batches.
+
+    With `lineage` (the saver's, unless it stores full values) `get_tuple` hands back the lists
+    of a checkpoint the saver remembers instead of reading them, and remembers those it reads,
+    so the thread's next checkpoint stores only what is new (issue 32). A remembered checkpoint
+    is used only when the database names that very checkpoint id, so a cache hit is current
+    even when other processes write the same database.
+    """
+
+    lineage: Lineage | None = None
 
     def __init__(self, conn: aiosqlite.Connection, writer: Writer, serde: Serializer) -> None:
         self._conn = conn
@@ -77,20 +86,39 @@ class Reader:
         if checkpoint_id := get_checkpoint_id(config):
             sql += f" AND checkpoint_id = {self._mark(3)}"
             params.append(checkpoint_id)
+        stored = self._stored(conf)
         rows = await self._fetch(sql + _NEWEST_FIRST + " LIMIT 1", *params)
-        return await self.read_one(rows[0]) if rows else None
+        return await self.read_one(rows[0], stored=stored) if rows else None
+
+    def _stored(self, conf: dict[str, Any]) -> Stored | None:
+        """What the saver remembers of the thread, taken before the read: if its data is
+        deleted meanwhile (`Stored.dead`), what the read found is not remembered."""
+        lineage = self.lineage
+        if lineage is None:
+            return None
+        return lineage.channels(conf["thread_id"], conf.get("checkpoint_ns", ""))
 
     async def read_one(
-        self, row: Any, writes: dict[tuple[str, str, str], list[_WriteRow]] | None = None
+        self,
+        row: Any,
+        writes: dict[tuple[str, str, str], list[_WriteRow]] | None = None,
+        stored: Stored | None = None,
     ) -> CheckpointTuple:
         """One checkpoint row, hydrated; a damaged one raises its `DamagedCheckpointError`.
-        `writes`: its pending writes when the query that found it read them too."""
+        `writes`: its pending writes when the query that found it read them too. `stored`: what
+        the saver remembers of its thread (issue 32)."""
         found = self._found(row)
         if isinstance(found, DamagedCheckpointError):
             raise found
-        read = (await self.hydrate([found], writes))[0]
+        held = stored.held(found.checkpoint_id) if stored is not None else None
+        read = (await self.hydrate([found], writes, held))[0]
         if isinstance(read, DamagedCheckpointError):
             raise read
+        if stored is not None and held is None:
+            checkpoint = read.checkpoint
+            stored.remember_read(
+                found.checkpoint_id, checkpoint["channel_versions"], checkpoint["channel_values"]
+            )
         return read
 
     async def select(
@@ -140,10 +168,11 @@ class Reader:
         self,
         found: list[Found],
         loaded: dict[tuple[str, str, str], list[_WriteRow]] | None = None,
+        held: dict[str, Any] | None = None,
     ) -> list[CheckpointTuple | DamagedCheckpointError]:
         """Attach channel values and pending writes (unless `loaded` has them), with one query
         per (thread, namespace). A checkpoint whose record cannot be decoded comes back as
-        its error."""
+        its error. `held`: the remembered lists of the one checkpoint in `found` (issue 32)."""
         checkpoints: list[Checkpoint | None] = []
         for f in found:
             try:
@@ -158,12 +187,18 @@ class Reader:
         writes: dict[tuple[str, str, str], list[_WriteRow]] = loaded or {}
         for (thread_id, ns), indexes in groups.items():
             pairs = {p for i in indexes for p in _versions(checkpoints[i])}
+            if held:
+                pairs = {(ch, v) for ch, v in pairs if _held_version(held, ch) != v}
             blobs.update(await self._load_blobs(thread_id, ns, [*pairs]))
             if loaded is None:
                 ids = [found[i].checkpoint_id for i in indexes]
                 writes.update(await self._load_writes(thread_id, ns, ids))
+        memos: dict[tuple[str, str], dict[Any, list[Any]]] = {key: {} for key in groups}
         return [
-            self._tuple(f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []))
+            self._tuple(
+                f, checkpoint, blobs, writes.get((f.thread_id, f.ns, f.checkpoint_id), []),
+                held, memos.get((f.thread_id, f.ns)),
+            )
             for f, checkpoint in zip(found, checkpoints, strict=True)
         ]
 
@@ -171,17 +206,46 @@ class Reader:
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
     ) -> dict[_BlobKey, bytes | None]:
         loaded = await self._query_blobs(thread_id, ns, pairs)
-        # Append deltas name every blob they build on: fetch those too, in one more round.
-        missing = {
-            pair
-            for key, value in loaded.items()
-            if is_delta(value)
-            for pair in _needs(value, key[2])  # type: ignore[arg-type]
-            if (thread_id, ns, *pair) not in loaded
-        }
-        if missing:
-            loaded.update(await self._query_blobs(thread_id, ns, [*missing]))
-        return loaded
+        # Pre-32 deltas name every blob they build on: those come in one more round. An
+        # issue-32 delta names its direct base only: a chain as long as the thread comes in
+        # one query per channel, the channel's blobs taken whole.
+        whole: set[str] = set()
+        while True:
+            missing = {
+                pair
+                for key, value in loaded.items()
+                if is_delta(value)
+                for pair in _needs(value, key[2])  # type: ignore[arg-type]
+                if (thread_id, ns, *pair) not in loaded and pair[0] not in whole
+            }
+            if not missing:
+                return loaded
+            deep = {
+                ch
+                for key, value in loaded.items()
+                if is_delta(value)
+                for ch in _whole(value, key[2])  # type: ignore[arg-type]
+                if ch not in whole
+            } & {ch for ch, _ in missing}
+            if deep:
+                whole |= deep
+                loaded.update(await self._query_channels(thread_id, ns, sorted(deep)))
+            rest = [p for p in missing if (thread_id, ns, *p) not in loaded and p[0] not in deep]
+            if rest:
+                loaded.update(await self._query_blobs(thread_id, ns, rest))
+            if not deep:
+                return loaded
+
+    async def _query_channels(
+        self, thread_id: str, ns: str, channels: list[str]
+    ) -> dict[_BlobKey, bytes | None]:
+        """Every stored version of these channels (issue 32: a delta chain's reads at once)."""
+        sql = (
+            "SELECT channel, version, value FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+            f"AND channel IN ({', '.join(['?'] * len(channels))})"
+        )
+        rows = await self._conn.execute_fetchall(sql, [thread_id, ns, *channels])
+        return {(thread_id, ns, ch, v): value for ch, v, value in rows}
 
     async def _query_blobs(
         self, thread_id: str, ns: str, pairs: list[tuple[str, Any]]
@@ -215,15 +279,23 @@ class Reader:
             loaded.setdefault((thread_id, ns, cid), []).append((task_id, ch, value))
         return loaded
 
+    def _blob(
+        self, blobs: dict[_BlobKey, bytes | None], thread_id: str, ns: str, ch: str, v: Any
+    ) -> Any:
+        """A fetched blob by (channel, version); MISSING when no row was found."""
+        return blobs.get((thread_id, ns, ch, v), MISSING)
+
     def _tuple(
         self,
         f: Found,
         checkpoint: Checkpoint | None,
         blobs: dict[_BlobKey, bytes | None],
         writes: list[_WriteRow],
+        held: dict[str, Any] | None = None,
+        memo: dict[Any, list[Any]] | None = None,
     ) -> CheckpointTuple | DamagedCheckpointError:
         try:
-            return self._decode(f, checkpoint, blobs, writes)
+            return self._decode(f, checkpoint, blobs, writes, held, memo)
         except Exception as error:
             return damaged(f.thread_id, f.ns, f.checkpoint_id, error)
 
@@ -233,6 +305,8 @@ class Reader:
         checkpoint: Checkpoint | None,
         blobs: dict[_BlobKey, bytes | None],
         writes: list[_WriteRow],
+        held: dict[str, Any] | None = None,
+        memo: dict[Any, list[Any]] | None = None,
     ) -> CheckpointTuple:
         loads = self._serde.loads
         if checkpoint is None:
@@ -240,8 +314,10 @@ class Reader:
             assert checkpoint is not None
         values = checkpoint["channel_values"] = resolve(
             checkpoint["channel_versions"].items(),
-            lambda ch, v: blobs.get((f.thread_id, f.ns, ch, v), MISSING),
+            lambda ch, v: self._blob(blobs, f.thread_id, f.ns, ch, v),
             loads,
+            held,
+            memo,
         )
         return CheckpointTuple(
             config=thread_config(f.thread_id, f.ns, f.checkpoint_id),
@@ -263,6 +339,18 @@ def readable(
             skipped(item)
         else:
             yield item
+
+
+def _held_version(held: dict[str, Any], channel: str) -> Any:
+    entry = held.get(channel)
+    return MISSING if entry is None else entry.version
+
+
+def _whole(blob: bytes, channel: str) -> list[str]:
+    try:
+        return whole_channels(blob, channel)
+    except Exception:  # damaged: `_tuple` names the error
+        return []
 
 
 def _versions(checkpoint: Checkpoint | None) -> Iterable[tuple[str, Any]]:

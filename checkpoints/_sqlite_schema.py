@@ -62,8 +62,16 @@ async def _v3_shared_items(conn: aiosqlite.Connection) -> None:
     which a version-2 reader would misread."""
 
 
+async def _v4_chained_deltas(conn: aiosqlite.Connection) -> None:
+    """Version 4 (issue 32) changes no table: from here a delta may name only its direct base
+    (`_deltas`: chains without a cap), which a version-3 reader would misread. Files of
+    earlier versions read as before."""
+
+
 # Append only: index i upgrades the component from version i to i + 1.
-MIGRATIONS: list[AsyncMigration] = [_V1_TABLES, _v2_append_deltas, _v3_shared_items]
+MIGRATIONS: list[AsyncMigration] = [
+    _V1_TABLES, _v2_append_deltas, _v3_shared_items, _v4_chained_deltas,
+]
 
 
 async def migrate(conn: aiosqlite.Connection) -> int:

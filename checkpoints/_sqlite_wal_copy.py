@@ -24,6 +24,7 @@ __all__ = ["INLINE_PAGES", "THRESHOLD", "WAL_SIZE_LIMIT", "WalCopier"]
 THRESHOLD = 4 << 20  # bytes committed between background copies (SQLite's default is 1000 pages)
 INLINE_PAGES = 16384  # the writer still copies inline if the log ever gets this far behind
 WAL_SIZE_LIMIT = 32 << 20  # bytes the log file is truncated to when it restarts
+_PASSES = 3  # copies in a row while commits keep adding frames (issue 32)
 
 _log = logging.getLogger("checkpoints.sqlite")
 
@@ -50,12 +51,31 @@ class WalCopier:
         try:
             if self._conn is None:
                 self._conn = await aiosqlite.connect(self._path, isolation_level=None)
-                await self._conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                # No busy waits: PASSIVE never waits, and the TRUNCATE after it gives up at
+                # once rather than hold back a writer (issue 32).
+                await self._conn.execute("PRAGMA busy_timeout = 0")
+            await self._copy_and_restart(self._conn)
         except Exception:  # the next copy (or the writer's inline safety net) catches up
             _log.warning("background WAL checkpoint failed", exc_info=True)
         finally:
             self._task = None
+
+    @staticmethod
+    async def _copy_and_restart(conn: aiosqlite.Connection) -> None:
+        """Copy the log into the file, then let it start over (issue 32).
+
+        SQLite writes the log from its start again only once a copy was complete and no
+        reader still needs the old frames when the next commit begins; under a long thread's
+        steady small commits that moment never came and the file grew to the writer's inline
+        safety net (64 MB, 32 MB after a restart). So: PASSIVE copies (a second pass for frames
+        that came in meanwhile), then, once complete, TRUNCATE with no busy wait, which only
+        resets the log (nothing is left to copy) and gives up at once if anyone is busy.
+        """
+        for _ in range(_PASSES):
+            rows = await conn.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
+            if rows and rows[0][0] == 0 and rows[0][1] == rows[0][2]:
+                await conn.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+                return
 
     async def idle(self) -> None:
         """Wait for a copy in progress (tests, close)."""

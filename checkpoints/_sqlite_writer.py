@@ -35,6 +35,7 @@ __all__ = ["BACKLOG", "LINGER", "Job", "Rows", "Writer", "has_task", "only_barri
 
 LINGER = 0.005
 BACKLOG = 256  # queued background changes before a submit waits for the writer
+_PAGE = 4096  # SQLite's default page size: what a commit logs at least per b-tree it touches
 
 # Writer states: waiting with nothing queued / a lingering commit is scheduled / committing.
 _IDLE, _LINGERING, _BUSY = range(3)
@@ -87,9 +88,14 @@ class Rows:
         self.writes += other.writes
 
     def nbytes(self) -> int:
-        """The serialized bytes these rows carry (roughly what the commit adds to the WAL)."""
+        """Roughly what the commit adds to the WAL: the serialized bytes these rows carry, and
+        at least a page of each table they go to and one of its key's index (issue 32: a long
+        thread's turn carries a few KB, yet each commit logs whole pages; counting the bytes
+        alone, the WAL grew to its 64 MB safety net before anything copied it back)."""
+        pages = _PAGE * 2 * sum(map(bool, (self.checkpoints, self.blobs, self.writes)))
         return (
-            sum(len(r[4]) + len(r[5]) for r in self.checkpoints)
+            pages
+            + sum(len(r[4]) + len(r[5]) for r in self.checkpoints)
             + sum(len(r[4]) for r in self.blobs if r[4] is not None)
             + sum(len(r[6]) for r in self.writes)
         )

@@ -23,7 +23,7 @@ from ._common import (
     skipped,
     thread_is_idle,
 )
-from ._deltas import MISSING, Lineage, closure, load_write, resolve
+from ._deltas import MISSING, Lineage, Stored, closure, load_write, resolve
 from .base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -119,7 +119,8 @@ class InMemorySaver(BaseCheckpointSaver):
             checkpoint_id = get_checkpoint_id(config) or max(saved)
             if checkpoint_id not in saved:
                 return None
-            return self._tuple(thread_id, ns, checkpoint_id, saved[checkpoint_id])
+            stored = None if self.full_values else self._lineage.channels(thread_id, ns)
+            return self._tuple(thread_id, ns, checkpoint_id, saved[checkpoint_id], stored)
 
     def list(
         self,
@@ -156,11 +157,13 @@ class InMemorySaver(BaseCheckpointSaver):
             if (not wanted_id or cid == wanted_id) and (not before_id or cid < before_id)
         ]
         found: _Tuples = []
+        memos: dict[tuple[str, str], dict[Any, list[Any]]] = {}  # lists rebuilt, per thread
         for cid, thread_id, ns in sorted(keys, reverse=True):
             if limit is not None and len(found) >= limit:
                 break
             try:
-                item = self._tuple(thread_id, ns, cid, self.storage[thread_id][ns][cid])
+                memo = memos.setdefault((thread_id, ns), {})
+                item = self._tuple(thread_id, ns, cid, self.storage[thread_id][ns][cid], memo=memo)
             except DamagedCheckpointError as error:
                 skipped(error)
                 continue
@@ -168,21 +171,41 @@ class InMemorySaver(BaseCheckpointSaver):
                 found.append(item)
         return found
 
-    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved) -> CheckpointTuple:
-        """The stored checkpoint decoded; `DamagedCheckpointError` if its record cannot be."""
+    def _tuple(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        saved: _Saved,
+        stored: Stored | None = None,
+        memo: dict[Any, list[Any]] | None = None,
+    ) -> CheckpointTuple:
+        """The stored checkpoint decoded; `DamagedCheckpointError` if its record cannot be.
+        `stored`: what the saver remembers of the thread; its lists are handed back if they
+        are this checkpoint's, else this checkpoint's are remembered (issue 32)."""
         try:
-            return self._decode(thread_id, ns, checkpoint_id, saved)
+            return self._decode(thread_id, ns, checkpoint_id, saved, stored, memo)
         except Exception as error:
             raise damaged(thread_id, ns, checkpoint_id, error) from error
 
     def _decode(
-        self, thread_id: str, ns: str, checkpoint_id: str, saved: _Saved
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        saved: _Saved,
+        stored: Stored | None,
+        memo: dict[Any, list[Any]] | None,
     ) -> CheckpointTuple:
         loads = self._codec.loads
         checkpoint = loads(saved.checkpoint)
+        versions = checkpoint["channel_versions"]
+        held = stored.held(checkpoint_id) if stored is not None else None
         values = checkpoint["channel_values"] = self._load_blobs(
-            thread_id, ns, checkpoint["channel_versions"]
+            thread_id, ns, versions, held, memo
         )
+        if stored is not None and held is None:
+            stored.remember_read(checkpoint_id, versions, values)
         writes = self.writes.get((thread_id, ns, checkpoint_id), {})
         return CheckpointTuple(
             config=thread_config(thread_id, ns, checkpoint_id),
@@ -197,12 +220,21 @@ class InMemorySaver(BaseCheckpointSaver):
             ],
         )
 
-    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+    def _load_blobs(
+        self,
+        thread_id: str,
+        ns: str,
+        versions: ChannelVersions,
+        held: dict[str, Any] | None = None,
+        memo: dict[Any, list[Any]] | None = None,
+    ) -> dict[str, Any]:
         blobs = self.blobs
         return resolve(
             versions.items(),
             lambda ch, v: blobs.get((thread_id, ns, ch, v), MISSING),
             self._codec.loads,
+            held,
+            memo,
         )
 
     # --- writes -------------------------------------------------------------------------------

@@ -557,6 +557,8 @@ class SqliteSaver(QueuedSaver):
         self._reader = self._backend.reader
         self._loop_thread = self._backend.loop_thread
         self._lineage = self._backend.lineage
+        if not full_values:  # the reader remembers what it reads (issue 32)
+            self._reader.lineage = self._lineage
 
     @classmethod
     @contextlib.contextmanager

@@ -8,6 +8,9 @@ exceptions as `{"error", "message"}`; everything else as msgspec encodes it.
 
 from __future__ import annotations
 
+import operator
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
@@ -22,7 +25,7 @@ def _hook(obj: Any) -> Any:
         return interrupt_json(obj)
     dump = getattr(obj, "model_dump", None)
     if dump is not None:
-        return dump()
+        return _fragment(obj, dump)
     if isinstance(obj, BaseException):
         return {"error": type(obj).__name__, "message": str(obj)}
     if isinstance(obj, (set, frozenset)):
@@ -31,6 +34,44 @@ def _hook(obj: Any) -> Any:
     if to_json is not None:
         return to_json()
     return repr(obj)
+
+
+# A long thread's state goes out whole after every turn (`/runs/wait`, the thread record, the
+# values stream): thousands of LangChain messages whose `model_dump` cost most of a turn
+# (issue 32). The saver hands back the same message objects turn after turn, so each one's JSON
+# is kept, checked against the object and its fields by identity (a field assigned anew is
+# encoded again), least recently used dropped past `_FRAGMENT_BYTES`.
+_FRAGMENT_BYTES = 64 << 20
+_fragments: OrderedDict[int, tuple[Any, tuple[Any, ...], msgspec.Raw]] = OrderedDict()
+_fragment_bytes = 0
+_fragment_lock = threading.Lock()
+_is = operator.is_
+
+
+def _fragment(obj: Any, dump: Any) -> Any:
+    """`obj`'s JSON as a raw fragment, encoded once while its fields stay the same objects."""
+    global _fragment_bytes
+    fields = getattr(obj, "__dict__", None)
+    if fields is None:
+        return dump()
+    values = tuple(fields.values())
+    key = id(obj)
+    with _fragment_lock:
+        found = _fragments.get(key)
+        if (found is not None and found[0] is obj and len(found[1]) == len(values)
+                and all(map(_is, found[1], values))):
+            _fragments.move_to_end(key)
+            return found[2]
+    raw = msgspec.Raw(msgspec.json.encode(dump(), enc_hook=_hook))
+    with _fragment_lock:
+        old = _fragments.pop(key, None)
+        if old is not None:
+            _fragment_bytes -= len(old[2])
+        _fragments[key] = (obj, values, raw)
+        _fragment_bytes += len(raw)
+        while _fragment_bytes > _FRAGMENT_BYTES:
+            _fragment_bytes -= len(_fragments.popitem(last=False)[1][2])
+    return raw
 
 
 _encoder = msgspec.json.Encoder(enc_hook=_hook)

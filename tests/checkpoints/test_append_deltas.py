@@ -15,7 +15,6 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from checkpoints import BaseCheckpointSaver, InMemorySaver, PostgresSaver, SqliteSaver
-from checkpoints._deltas import MAX_CHAIN
 from checkpoints.base import empty_checkpoint, thread_config
 from engine import END, START, StateGraph
 
@@ -109,20 +108,30 @@ def test_a_growing_list_is_stored_as_deltas_and_every_checkpoint_reads_back(
     assert states[0].values["n"] == 20
 
 
-def test_deltas_are_capped_so_a_read_fetches_a_bounded_chain(saver: BaseCheckpointSaver) -> None:
-    steps = MAX_CHAIN * 2 + 5
+def test_deltas_chain_without_a_cap_and_read_back_from_a_fresh_saver(
+    saver: BaseCheckpointSaver,
+) -> None:
+    """Issue 32: after the first value every version is a delta on its parent's, however long
+    the thread (before, a full value every 32 versions made storage quadratic); a saver that
+    remembers nothing rebuilds every checkpoint's list from the chain."""
+    steps = 150
     graph = counting_graph(steps).compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "t"}, "recursion_limit": 1000}
     graph.invoke({"items": [], "n": 0}, config)
 
     blobs = stored_blobs(saver, "items")
-    run = longest = 0
-    for blob in blobs:
-        run = run + 1 if is_delta(blob) else 0
-        longest = max(longest, run)
-    assert longest == MAX_CHAIN
-    assert sum(not is_delta(b) for b in blobs) >= 3  # full values restart the chain
-    assert graph.get_state(config).values["items"] == expected(steps)
+    # The input's empty list and the first item (nothing to build on); every other a delta.
+    assert sum(not is_delta(b) for b in blobs) == 2
+    assert max(map(len, blobs)) < 200  # each version stores its one new item
+    for reader in [saver, *reopened(saver)]:
+        graph = counting_graph(steps).compile(checkpointer=reader)
+        assert graph.get_state(config).values["items"] == expected(steps)
+        history = list(graph.get_state_history(config))
+        assert [len(s.values.get("items", [])) for s in history[:-1]] == list(
+            range(steps, -1, -1)
+        )
+        if reader is not saver:
+            reader.close()
 
 
 def test_sqlite_deltas_read_back_from_a_fresh_saver_and_a_new_run_continues(
@@ -176,7 +185,11 @@ def test_a_reducer_that_mutates_its_list_in_place_reads_back(
     assert all(v["items"] == result["items"][: 2 * v["n"]] for v in history)
 
 
-def test_a_replaced_item_is_stored_in_full(saver: BaseCheckpointSaver) -> None:
+def test_a_replaced_item_stores_the_items_before_it_as_a_delta(
+    saver: BaseCheckpointSaver,
+) -> None:
+    """Issue 32: add_messages replacing a message by id keeps the prefix before it: only the
+    items from the replaced one on are written again."""
     config = thread_config("t")
     first, second = {"id": "1", "text": "a"}, {"id": "2", "text": "b"}
     values = [first, second]
@@ -187,10 +200,15 @@ def test_a_replaced_item_is_stored_in_full(saver: BaseCheckpointSaver) -> None:
     put(saver, config, {"m": replaced}, {"m": 3})
 
     blobs = stored_blobs(saver, "m")
-    assert [is_delta(b) for b in blobs] == [False, True, False]
-    latest = saver.get_tuple(thread_config("t"))
-    assert latest is not None
-    assert latest.checkpoint["channel_values"]["m"] == replaced
+    assert [is_delta(b) for b in blobs] == [False, True, True]
+    for reader in [saver, *reopened(saver)]:
+        latest = reader.get_tuple(thread_config("t"))
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["m"] == replaced
+        history = [t.checkpoint["channel_values"]["m"] for t in reader.list(thread_config("t"))]
+        assert history == [replaced, grown, values]
+        if reader is not saver:
+            reader.close()
 
 
 def test_a_list_mutated_after_it_was_stored_keeps_its_stored_value(
@@ -216,7 +234,9 @@ def test_prune_keeps_the_versions_a_kept_delta_builds_on(saver: BaseCheckpointSa
     assert graph.get_state(config).values["items"] == expected(12)
     blobs = stored_blobs(saver, "items")
     # The input's empty list and the twelve deltas on it; no other version survived.
-    assert [is_delta(b) for b in blobs] == [False] + [True] * 12
+    # The first item (full: nothing before it) and the eleven deltas on it; the input's empty
+    # list is not needed and went too.
+    assert [is_delta(b) for b in blobs] == [False] + [True] * 11
 
 
 def test_copy_thread_and_delete_thread_with_deltas(saver: BaseCheckpointSaver) -> None:
@@ -287,15 +307,18 @@ def test_more_threads_than_the_lineage_remembers_still_read_back(
         for t in threads:
             lists[t] = [*lists[t], version]
             configs[t] = put(saver, configs[t], {"m": lists[t]}, {"m": version})
+    read = {}
     for t in threads:
         latest = saver.get_tuple(thread_config(t))
         assert latest is not None
         assert latest.checkpoint["channel_values"]["m"] == [t, 2, 3]
+        read[t] = latest.checkpoint["channel_values"]["m"]
     # Round robin over more threads than remembered: every version was stored in full ...
     assert not any(map(is_delta, stored_blobs(saver, "m")))
-    # ... while a thread written again at once (a run's consecutive steps) gets a delta.
+    # ... while a thread written again from what was just read of it (a run's next turn,
+    # issue 32) gets a delta.
     last = threads[-1]
-    put(saver, configs[last], {"m": [*lists[last], 4]}, {"m": 4})
+    put(saver, configs[last], {"m": [*read[last], 4]}, {"m": 4})
     assert sum(map(is_delta, stored_blobs(saver, "m"))) == 1
     latest = saver.get_tuple(thread_config(last))
     assert latest is not None and latest.checkpoint["channel_values"]["m"] == [last, 2, 3, 4]
@@ -561,7 +584,7 @@ def test_sourced_reads_stay_bounded_over_a_long_thread(saver: BaseCheckpointSave
     blobs = {ch: stored_blobs(saver, ch) for ch in ("a", "b")}
     for channel, stored in blobs.items():
         assert all(len(needs_of(x, channel)) <= MAX_NEEDS for x in stored if is_delta(x))
-        assert sum(not is_delta(x) for x in stored) >= 3  # full values restart the reads
+        assert sum(not is_delta(x) for x in stored) <= 2  # issue 32: no full value again
     assert sum(map(sourced, blobs["b"])) > 50
     assert history_values(saver)[-1] == states[-1]
 
@@ -572,7 +595,7 @@ def test_prune_keeps_the_sources_a_kept_delta_reads(saver: BaseCheckpointSaver) 
     assert len(stored_blobs(saver, "n")) == 1  # pruning did run
     # The latest values read every earlier version of both lists (one chain each, with
     # sources into the other): all are kept.
-    assert len(stored_blobs(saver, "a")) == 20 + 2 + 1  # grows, backs, the input's
+    assert len(stored_blobs(saver, "a")) == 20 + 2  # grows, backs
 
     readers = [saver, *reopened(saver)]
     for reader in readers:
@@ -621,8 +644,8 @@ def test_prune_keeps_a_source_no_kept_checkpoint_holds(saver: BaseCheckpointSave
     assert sum(map(sourced, stored_blobs(saver, "a"))) == 1
 
     saver.prune(["t"], strategy="keep_latest", keep_last=1)
-    # The latest `c`, and the one `a` reads (a delta on the input's empty list, also kept).
-    assert len(stored_blobs(saver, "c")) == 3
+    # The latest `c`, and the one `a` reads.
+    assert len(stored_blobs(saver, "c")) == 2
     readers = [saver, *reopened(saver)]
     for reader in readers:
         state = builder.compile(checkpointer=reader).get_state(config)

@@ -103,19 +103,20 @@ def test_a_damaged_value_leaves_out_only_the_checkpoints_that_read_it(
 
 
 def test_a_deleted_delta_base_is_damage_not_an_empty_channel(tmp_path: Path) -> None:
-    """Every later `items` is a delta on the first one: deleting that row by hand makes them
-    unreadable, named, instead of silently losing the channel."""
+    """Every later `items` is a delta on the first non-empty one (issue 32: the input's empty
+    list is no base): deleting that row by hand makes them unreadable, named, instead of
+    silently losing the channel."""
     path = tmp_path / "damaged.db"
     history = written(path)
-    assert edit(path, "DELETE FROM blobs WHERE channel = 'items' AND "
-                "version = (SELECT MIN(version) FROM blobs WHERE channel = 'items')") == 1
+    assert edit(path, "DELETE FROM blobs WHERE channel = 'items' AND version = (SELECT "
+                "MIN(version) FROM blobs WHERE channel = 'items' AND value != x'90')") == 1
 
     with SqliteSaver(path) as saver:
         with pytest.raises(DamagedCheckpointError, match="of thread t cannot be read"):
             saver.get_tuple(thread_config("t"))
         read = [s.config for s in graph(saver).get_state_history(CONFIG)]
-        # Only the input's checkpoint (its values are the input, not `items`) still reads.
-        assert read == [history[-1][0]]
+        # Only the checkpoints holding no item (the input's) still read.
+        assert read == [c for c, values in history if not values.get("items")]
 
 
 def test_memory_saver_same_policy(caplog: pytest.LogCaptureFixture) -> None:

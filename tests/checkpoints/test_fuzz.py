@@ -149,3 +149,29 @@ def test_every_back_end_reads_back_the_same_history(program: tuple[Spec, list[An
 @given(programs(min_ops=5, max_ops=10))
 def test_long_sequences_of_forks_copies_and_prunes(program: tuple[Spec, list[Any]]) -> None:
     run(program)
+
+
+@st.composite
+def long_threads(draw: Any) -> tuple[Spec, list[Any]]:
+    """Issue 32's shape: one thread invoked turn after turn (each turn adds to the lists, so
+    every version is a delta on the last), with forks, updates, copies, prunes, deletes and
+    reopened files dropped in between; the other threads see a few turns too."""
+    spec = draw(specs())
+    turns = draw(st.integers(8, 14))
+    ops: list[Any] = [
+        Invoke(THREADS[0], draw(st.fixed_dictionaries({"items": st.lists(LABELS, max_size=2)})),
+               draw(DURABILITY))
+        for _ in range(turns)
+    ]
+    for op in draw(st.lists(operations(spec), min_size=1, max_size=3)):
+        ops.insert(draw(st.integers(1, len(ops))), op)
+    return spec, ops
+
+
+@time_limit
+@fuzz_settings(ci_examples=3, long_examples=300)
+@given(long_threads())
+def test_long_threads_with_forks_copies_and_prunes_in_between(
+    program: tuple[Spec, list[Any]],
+) -> None:
+    run(program)

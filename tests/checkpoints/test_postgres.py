@@ -22,6 +22,7 @@ import pytest
 from checkpoints import PostgresSaver, SchemaError
 from checkpoints import _postgres_writer as writer_module
 from checkpoints import _sqlite_writer as sqlite_writer_module
+from checkpoints._postgres_schema import SAVER_MIGRATIONS
 from checkpoints.base import ERROR, empty_checkpoint, thread_config
 from checkpoints.store import PostgresStore
 from tests.services import PgBouncer
@@ -99,10 +100,11 @@ def test_five_processes_migrate_an_empty_database_once(pg_url: str, tmp_path: Pa
         assert racer.returncode == 0, err
     found = [out.split() for out, _ in outputs]
     # Per component, exactly one process found it absent (version 0) and applied its migration.
-    for component in (0, 1):
-        assert sorted(f[component] for f in found) == ["0", "1", "1", "1", "1"]
+    saver_version = str(len(SAVER_MIGRATIONS))
+    assert sorted(f[0] for f in found) == ["0", *[saver_version] * 4]
+    assert sorted(f[1] for f in found) == ["0", "1", "1", "1", "1"]
     assert sorted(query(pg_url, "SELECT component, version FROM graphrun_schema")) == [
-        ("checkpoints", 1),
+        ("checkpoints", len(SAVER_MIGRATIONS)),
         ("store", 1),
     ]
 

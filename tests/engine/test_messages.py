@@ -232,3 +232,54 @@ def test_dict_messages_convert_exactly_as_langchain_does(shape: dict[str, Any]) 
     ours, theirs = _langchain(dict(shape)), convert_to_messages([dict(shape)])[0]
     assert type(ours) is type(theirs)
     assert ours.model_dump() == theirs.model_dump()
+
+
+def test_add_messages_id_index_kept_between_turns_gives_langgraphs_results() -> None:
+    """Issue 32: the ids of a thread's messages are indexed once and found again by the next
+    turn (a new list of the same message objects, as the saver hands back); replacing,
+    removing and appending after that give what LangGraph's reducer gives."""
+    from langgraph.graph.message import add_messages as lg_add
+
+    ours: list[Any] = [HumanMessage(content=f"m{i}", id=f"id{i}") for i in range(50)]
+    theirs = list(ours)
+    turns: list[Any] = [
+        [AIMessage(content="reply", id="new1")],  # indexed from here on
+        [AIMessage(content="again", id="new2")],
+        [AIMessage(content="replaced", id="id3")],  # an id the index holds: replaced
+        [AIMessage(content="replaced too", id="new1")],  # one the index learned: replaced
+        [RemoveMessage(id="id7")],
+        [AIMessage(content="after", id="new3"), HumanMessage(content="no id")],
+    ]
+    for right in turns:
+        ours = add_messages(list(ours), right)  # a new list of the same objects, each turn
+        theirs = lg_add(list(theirs), right)
+        assert [(m.id, m.content) for m in ours[:-1]] == [(m.id, m.content) for m in theirs[:-1]]
+        assert ours[-1].content == theirs[-1].content
+    # A message swapped in the list since it was indexed: the index is not used for it.
+    ours[5] = theirs[5] = AIMessage(content="swapped", id="mid")
+    right = [AIMessage(content="x", id="mid")]
+    assert [m.content for m in add_messages(ours, right)] == [
+        m.content for m in lg_add(theirs, right)
+    ]
+
+
+def test_add_messages_reads_the_ids_of_earlier_messages_once_per_thread() -> None:
+    """Issue 32: a reply with an id read the id of every earlier message, each turn (O(thread)
+    per turn); now the next turn finds them indexed."""
+
+    class Counted(dict):  # a dict message that counts the reads of its fields
+        reads = 0
+
+        def get(self, key: Any, default: Any = None) -> Any:
+            Counted.reads += 1
+            return super().get(key, default)
+
+    history: list[Any] = [Counted(type="human", content=str(i), id=f"c{i}") for i in range(200)]
+    history = add_messages(history, [AIMessage(content="a", id="n1")])  # reads them: indexed
+    Counted.reads = 0
+    for turn in range(5):  # each turn starts from a new list of the same objects
+        history = add_messages(list(history), [AIMessage(content="b", id=f"t{turn}")])
+    assert Counted.reads <= 5 * 2, Counted.reads
+    assert [m.get("id") if isinstance(m, dict) else m.id for m in history][-6:] == [
+        "n1", "t0", "t1", "t2", "t3", "t4"
+    ]
