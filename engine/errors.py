@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._resume_schema import is_invalid_resume
+
 if TYPE_CHECKING:
     from .types import Command, Interrupt
 
@@ -32,6 +34,7 @@ __all__ = [
     "NodeInterrupt",
     "NodeTimeoutError",
     "ParentCommand",
+    "is_invalid_resume",
 ]
 
 
