@@ -23,6 +23,7 @@ import anyio.to_thread
 from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
+from ._jsonschema import SchemaMethods
 from ._context import current_scope
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
@@ -43,7 +44,7 @@ _LIVE = frozenset(("custom", "messages", "events"))
 _BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
 
 
-class CompiledStateGraph:
+class CompiledStateGraph(SchemaMethods):
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"

@@ -95,6 +95,13 @@ class StateGraph(Generic[StateT]):
         found = (self.state_schema, self.input_schema, self.output_schema)
         return {schema: field_specs(schema) for schema in dict.fromkeys(found)}
 
+    @property
+    def channels(self) -> dict[str, Any]:
+        """The state's channels by key, as LangGraph's `builder.channels` (issue 29)."""
+        from ._schema import channels_for
+
+        return channels_for(self.fields)
+
     # -- nodes ---------------------------------------------------------------------------------
 
     def add_node(
