@@ -14,7 +14,7 @@ import typing
 from typing import Annotated, Any, get_args, get_origin
 
 from ._managed import strip_required
-from ._schema import _hints, _is_pydantic, _reducer_of, field_specs
+from ._schema import ROOT, _hints, _is_pydantic, _reducer_of, field_specs, is_root_schema, root_hint
 
 __all__ = [
     "context_jsonschema", "entry_model", "runnable_name", "state_jsonschema", "state_model",
@@ -39,6 +39,9 @@ def _is_typeddict(schema: Any) -> bool:
 
 def update_types(schema: Any) -> dict[str, Any]:
     """Each stored key's update type: a reducer key's value type, else its annotation."""
+    if is_root_schema(schema):  # the value's own type (issue 29)
+        hint = root_hint(schema)
+        return {ROOT: get_args(hint)[0] if _reducer_of(hint) is not None else hint}
     hints = _hints(schema)
     out = {}
     for name in field_specs(schema):
@@ -83,26 +86,29 @@ def field_default(schema: Any, name: str, hint: Any) -> Any:
     return None if _is_optional(hint) else ...
 
 
-def state_model(schema: Any, name: str, root: Any = None) -> Any:
+def state_model(schema: Any, name: str) -> Any:
     """A pydantic model of a state schema's keys, each optional (LangGraph's input_schema)."""
     from pydantic import create_model
 
-    if root is not None:
-        return entry_model(root, name)
+    if is_root_schema(schema):  # optional, as every key of a keyed state
+        from pydantic import RootModel
+
+        typ = update_types(schema)[ROOT]
+        return create_model(name, __base__=RootModel[typ], root=(typ, None))
     fields = {key: (typ, None) for key, typ in update_types(schema).items()}
     return create_model(name, **fields)  # type: ignore[call-overload]
 
 
-def state_jsonschema(schema: Any, name: str, root: Any = None) -> dict[str, Any]:
+def state_jsonschema(schema: Any, name: str) -> dict[str, Any]:
     """The JSON Schema of a StateGraph's input or output schema, as LangGraph builds it."""
     from pydantic import TypeAdapter, create_model
 
-    if root is not None:
-        return entry_model(root, name).model_json_schema()
     if _is_pydantic(schema):
         return schema.model_json_schema()
     if _is_typeddict(schema):
         return TypeAdapter(schema).json_schema()
+    if is_root_schema(schema):
+        return state_model(schema, name).model_json_schema()
     hints = _hints(schema)
     fields = {
         key: (typ, field_default(schema, key, hints.get(key, Any)))
@@ -139,28 +145,24 @@ class SchemaMethods:
     name: str
     builder: Any
 
-    def _root_type(self, which: str) -> Any:
-        """The value type of a graph whose whole state is one value (None: keyed state)."""
-        return getattr(self.builder, "root_type", None)
-
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
         name = runnable_name(self.name, self, "Input")
-        return state_jsonschema(self.builder.input_schema, name, self._root_type("input"))
+        return state_jsonschema(self.builder.input_schema, name)
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
         name = runnable_name(self.name, self, "Output")
-        return state_jsonschema(self.builder.output_schema, name, self._root_type("output"))
+        return state_jsonschema(self.builder.output_schema, name)
 
     def get_context_jsonschema(self) -> dict[str, Any] | None:
         return context_jsonschema(self.builder.context_schema)
 
     def get_input_schema(self, config: Any = None) -> Any:
         name = runnable_name(self.name, self, "Input")
-        return state_model(self.builder.input_schema, name, self._root_type("input"))
+        return state_model(self.builder.input_schema, name)
 
     def get_output_schema(self, config: Any = None) -> Any:
         name = runnable_name(self.name, self, "Output")
-        return state_model(self.builder.output_schema, name, self._root_type("output"))
+        return state_model(self.builder.output_schema, name)
 
     @property
     def input_schema(self) -> Any:

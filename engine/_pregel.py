@@ -71,6 +71,10 @@ class CompiledStateGraph(SchemaMethods):
         self.cache = cache
         self.name = name
         self.debug = debug
+        if plan.root:  # a one-value state (issue 29)
+            from ._root import RootRun
+
+            self.run_class = RootRun
 
     def __repr__(self) -> str:
         return f"<CompiledStateGraph {self.name!r} nodes={list(self.builder.nodes)}>"

@@ -28,6 +28,7 @@ from ._events import Events
 from ._metadata import (
     NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
 )
+from ._outcomes import NO_WRITES, Outcome, pending_by_task
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-NO_WRITES = "__no_writes__"
 INTERRUPT_SEEN = "__interrupt__"
 LAST_TASKS = "__last__"  # in versions_seen: the nodes of the last step (for update_state)
 _RESERVED_CONF = frozenset(("checkpoint_id", "checkpoint_ns", "checkpoint_map"))
@@ -556,6 +556,11 @@ class Run:
                 out[key] = value
         return out
 
+    def shaped(self, values: dict[str, Any]) -> Any:
+        """The state as callers see it: keyed state as is (`_root.RootRun` unwraps its one
+        value, issue 29)."""
+        return values
+
     def close_step(self) -> None:
         """The consumer stopped mid-run: a step whose tasks all finished is still saved."""
         tasks = self.tasks
@@ -796,48 +801,13 @@ def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:
         for channel, value in task.writes:
             if channel in plan.state_key_set:
                 grouped.setdefault(channel, []).append(value)
-    values = run.values()
+    values = run.values(plan.state_keys)
     for key, items in grouped.items():
         channel = run.channels[key].fresh()
         channel.restore(run.channels[key].value)
         channel.update(items)
         values[key] = channel.value
-    return {k: values[k] for k in plan.state_keys if k in values}
-
-
-class Outcome:
-    """What a step's pending writes say about one task."""
-
-    __slots__ = ("writes", "finished", "error", "interrupts", "raised", "resume")
-
-    def __init__(self) -> None:
-        self.writes: list[tuple[str, Any]] = []
-        self.finished = False
-        self.error: Any = None
-        self.interrupts: tuple[Interrupt, ...] = ()  # still waiting for an answer
-        self.raised: tuple[Interrupt, ...] = ()  # raised in the step, answered ones too
-        self.resume: list[Any] = []
-
-
-def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
-    """Group pending writes by task: a task with regular writes (or none) finished; an error
-    or interrupt it had before a resume stays on record (history shows both, as LangGraph)."""
-    out: dict[str, Outcome] = {}
-    for task_id, channel, value in pending:
-        outcome = out.get(task_id)
-        if outcome is None:
-            outcome = out[task_id] = Outcome()
-        if channel == ERROR:
-            outcome.error = value
-        elif channel == INTERRUPT:
-            outcome.interrupts = outcome.raised = tuple(value)
-        elif channel == RESUME:
-            outcome.resume = list(value) if isinstance(value, list) else [value]
-        else:
-            outcome.finished = True
-            if channel != NO_WRITES:
-                outcome.writes.append((channel, value))
-    return out
+    return run.shaped({k: values[k] for k in plan.state_keys if k in values})
 
 
 def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[PregelTask, ...]]:

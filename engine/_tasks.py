@@ -29,7 +29,7 @@ from ._calls import aclose_children, close_children
 from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._managed import managed_values
-from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
+from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger, root_writes
 from ._run import Run
 from ._step import Task
 from ._stream import Wakeup
@@ -70,14 +70,17 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
         writes.extend(_command(run, Command(goto=output.goto)))
     elif task.name == START:
         writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
-    elif task.node.writer is not None:  # functional API (issue 17)
-        return task.node.writer(output)
+    elif task.node.writer is not None and task.node.writer is not root_writes:  # issue 17
+        return task.node.writer(output)  # functional API; a one-value state goes on (issue 29)
     elif isinstance(output, Command):
         writes = _command(run, output)
-    elif isinstance(output, (list, tuple)) and output and all(
+    elif isinstance(output, (list, tuple)) and output and any(
         isinstance(c, Command) for c in output
-    ):
-        writes = [w for c in output for w in _command(run, c)]
+    ):  # updates and Commands, applied in order (as LangGraph)
+        writes = [
+            w for c in output
+            for w in (_command(run, c) if isinstance(c, Command) else plan.updates_of(c))
+        ]
         plan.check_single_writes(writes)
     else:
         writes = plan.updates_of(output)
@@ -86,6 +89,8 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
 
 
 def _input_items(plan: Plan, value: Any) -> list[tuple[str, Any]]:
+    if plan.root:
+        return root_writes(value)
     if isinstance(value, dict):
         return [(k, v) for k, v in value.items() if k in plan.input_keys]
     from ._schema import object_to_dict

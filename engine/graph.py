@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from ._managed import check_no_managed
-from ._schema import field_specs, schema_managed
+from ._schema import field_specs, is_root_schema, schema_managed
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 
 __all__ = ["StateGraph", "NodeSpec", "BranchSpec"]
@@ -332,7 +332,7 @@ def _annotated_input(action: Any, state_schema: Any) -> Any:
     hint = hints.get(first) if first else None
     if hint is None or hint is state_schema or not isinstance(hint, type):
         return None
-    return hint if field_specs(hint) else None
+    return hint if field_specs(hint) and not is_root_schema(hint) else None
 
 
 def _name_of(obj: Any) -> str:
