@@ -24,6 +24,7 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
+from ._subgraphs import SubgraphMethods
 from ._context import current_scope
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
@@ -44,7 +45,7 @@ _LIVE = frozenset(("custom", "messages", "events"))
 _BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
 
 
-class CompiledStateGraph(SchemaMethods):
+class CompiledStateGraph(SchemaMethods, SubgraphMethods):
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"

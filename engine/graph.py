@@ -39,6 +39,23 @@ class NodeSpec:
     destinations: tuple[str, ...] = ()
     timeout: Any = None  # `timeout=` as given (checked when compiled, as LangGraph)
 
+    @property
+    def bound(self) -> Any:
+        """The node's runnable, under LangGraph's `PregelNode` name (issue 29)."""
+        return self.action
+
+    @property
+    def subgraphs(self) -> list[Any]:
+        """The compiled graph the node is or calls, if any (`_subgraphs`, issue 29)."""
+        from ._subgraphs import find_subgraph
+
+        found = find_subgraph(self.action)
+        return [found] if found is not None else []
+
+    def copy(self, update: dict[str, Any] | None = None) -> NodeSpec:
+        """A copy with some fields replaced (LangGraph's `PregelNode.copy`)."""
+        return dataclasses.replace(self, **(update or {}))
+
 
 @dataclasses.dataclass(slots=True)
 class BranchSpec:
