@@ -386,7 +386,7 @@ class Run:
         )
 
     def _static_interrupt(self) -> None:
-        if self.emits and "updates" in self.sink.modes:
+        if self.parent is None and "updates" in self.sink.modes:  # a subgraph's: its parent's
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": ()}))
         if self.parent is not None:
             raise GraphInterrupt(())
@@ -577,9 +577,9 @@ class Run:
     def output(self) -> dict[str, Any] | None:
         if not (self.valued or self.interrupts or self.parent):
             return None  # no `values` chunk: LangGraph's invoke returns None (issue 17)
-        # Stopped on an interrupt: the output has the finished siblings' writes applied (a
-        # resumed one among them), as the last `values` chunk (issue 17, as LangGraph).
-        done = [t for t in self.tasks if t.done and t.writes] if self.interrupts else None
+        # Stopped on an interrupt (a subgraph's static one too): the output has the finished
+        # siblings' writes applied, as the last `values` chunk (issues 17, 27; as LangGraph).
+        done = [t for t in self.tasks if t.done and t.writes] if self.step_open else None
         keys, pending = self.plan.output_keys, pending_values(self, done) if done else None
         result = {k: pending[k] for k in keys if k in pending} if pending else self.values(keys)
         if self.interrupts:
