@@ -24,7 +24,7 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
-from ._subgraphs import SubgraphMethods
+from ._subgraphs import SubgraphMethods, node_subgraph
 from ._context import current_scope
 from ._nested import (
     ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
@@ -545,10 +545,9 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         parent_ns = conf.get("checkpoint_ns", "")
         checkpoint_map = conf.get("checkpoint_map") or {parent_ns: conf.get("checkpoint_id")}
         for task in snapshot.tasks:
-            node = self.plan.nodes.get(task.name)
-            if node is not None and node.is_subgraph:
+            sub = node_subgraph(self, task.name)  # a node calling one too (issue 27)
+            if sub is not None:
                 ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
-                sub = node.callee.fn  # type: ignore[union-attr]
                 if getattr(sub, "checkpointer", None) is True:
                     ns = own_history_ns(ns)  # issue 27
                 sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}

@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["SubgraphMethods", "find_subgraph", "reachable_values"]
+__all__ = ["SubgraphMethods", "find_subgraph", "node_subgraph", "reachable_values"]
 
 # Values that cannot hold a graph: a function reaching only these needs no bytecode walk.
 _LEAVES = frozenset(
@@ -110,6 +110,17 @@ def find_subgraph(action: Any) -> Any:
             return candidate
         candidates.extend(_expand(candidate, index == 0))
     return None
+
+
+def node_subgraph(graph: Any, name: str) -> Any:
+    """The subgraph node `name` of `graph` runs: the node itself, or one its function calls."""
+    node = graph.plan.nodes.get(name)
+    if node is None:
+        return None
+    if node.is_subgraph:
+        return node.callee.fn
+    spec = graph.builder.nodes.get(name)
+    return find_subgraph(spec.action) if spec is not None else None
 
 
 class SubgraphMethods:

@@ -385,9 +385,10 @@ def _waits_at_end(run: Run) -> bool:
 def _keep_exit_checkpoint(run: Run) -> None:
     """`durability="exit"` (as LangGraph): of what the run queued, only its last checkpoint is
     saved, holding every channel that moved since the checkpoint the run started from (its
-    parent), with that checkpoint's pending writes; a subgraph that finished saves nothing."""
+    parent), with that checkpoint's pending writes; a subgraph that finished saves nothing,
+    unless it keeps its own history (`checkpointer=True`: no task id in its namespace)."""
     outbox = run.outbox
-    if run.parent is not None and run.status == "done":
+    if run.parent is not None and run.status == "done" and ":" in run.ns:
         outbox.clear()
         return
     puts = [args for op, args in outbox if op == "put"]
