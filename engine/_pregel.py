@@ -27,8 +27,8 @@ from ._jsonschema import SchemaMethods
 from ._subgraphs import SubgraphMethods, node_subgraph
 from ._context import current_scope
 from ._nested import (
-    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
-    subgraph_for_update, with_map,
+    aload_saved, ancestors_of, continues_history, from_root_checkpoint, load_saved, mark_replay,
+    nested_sink, own_history_ns, subgraph_for_update, travel_to, with_map,
 )
 from ._plan import Plan
 from ._run import Run, make_snapshot
@@ -102,8 +102,9 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         config = merge_config(config)
         scope = current_scope.get()
         parent = scope.run if scope is not None else None
+        travel = None
         if parent is None and config["configurable"].get("checkpoint_ns"):
-            from_root_checkpoint(config["configurable"])
+            travel = from_root_checkpoint(config["configurable"])
         if parent is not None:
             conf = config["configurable"]
             if parent.thread_id is not None:
@@ -146,6 +147,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
             ),
         )
         run.fresh_namespace = fresh
+        if travel:
+            run.travel_map = travel
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))
@@ -155,7 +158,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
-        if run.checkpointer is None or run.fresh_namespace:
+        if run.checkpointer is None or (run.fresh_namespace and not run.root.travel_map):
             return None  # nothing saved to look for (see `_new_run`)
         conf = run.config["configurable"]
         if run.thread_id is None:
@@ -166,6 +169,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         lookup: dict[str, Any] = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
         if conf.get("checkpoint_id") and run.parent is None:
             lookup["checkpoint_id"] = conf["checkpoint_id"]
+        elif run.parent is not None and (travel := travel_to(run)) is not None:
+            lookup["checkpoint_id"] = travel  # its root went back in time through it
         return {"configurable": lookup}
 
     @staticmethod
@@ -290,7 +295,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
             sink.push = push
             sink.writer_for = writer_for
         lookup = self._lookup_config(run)
-        saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
+        saved = load_saved(run, lookup)
         value = self._input_for(run, value, saved)
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
@@ -298,7 +303,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
                 self._forks_head(run, saved)
                 or self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
             )
-            if run.parent is None and self._time_travels(run, value, saved):
+            if self._time_travels(run, value, saved):
+                mark_replay(run, saved)
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         first = True
@@ -444,7 +450,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
 
             sink.writer_for = writer_for
         lookup = self._lookup_config(run)
-        saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
+        saved = await aload_saved(run, lookup)
         value = self._input_for(run, value, saved)
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
@@ -452,7 +458,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
                 self._forks_head(run, saved)
                 or self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
             )
-            if run.parent is None and self._time_travels(run, value, saved):
+            if self._time_travels(run, value, saved):
+                mark_replay(run, saved)
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)

@@ -57,6 +57,8 @@ class Run:
 
     sent_up: frozenset[str] | set[str] = frozenset()  # tasks a `Command.PARENT` finished
     parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
+    travel_map: dict[str, str] = {}  # a root's: subgraph checkpoints to start from (_nested)
+    replay_before: str | None = None  # a root sent back in time: its subgraphs' bound (_nested)
 
     def __init__(
         self,
