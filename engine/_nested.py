@@ -91,6 +91,7 @@ def travel_to(run: Any) -> str | None:
     own = own_history_ns(run.ns)
     for ns in list(wanted):
         if own_history_ns(ns) == own:
+            run.travelled = True  # it continues from there, as its root does
             return wanted.pop(ns)
     return None
 

@@ -176,7 +176,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
     @staticmethod
     def _input_for(run: Run, value: Any, saved: CheckpointTuple | None) -> Any:
         if run.parent is not None and saved is not None:
-            if run.graph.checkpointer is True and not continues_history(saved):
+            if run.graph.checkpointer is True and not (continues_history(saved) or run.travelled):
                 return value  # a new call of a subgraph keeping its own history (issue 27)
             return None  # a re-run parent task resumes its subgraph where it stopped
         return value

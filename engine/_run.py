@@ -59,6 +59,7 @@ class Run:
     parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
     travel_map: dict[str, str] = {}  # a root's: subgraph checkpoints to start from (_nested)
     replay_before: str | None = None  # a root sent back in time: its subgraphs' bound (_nested)
+    travelled = False  # a subgraph started from the checkpoint its root's travel named
 
     def __init__(
         self,
