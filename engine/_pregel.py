@@ -31,7 +31,7 @@ from ._nested import (
     nested_sink, own_history_ns, subgraph_for_update, travel_to, with_map,
 )
 from ._plan import Plan
-from ._run import Run, make_snapshot
+from ._run import NULL_TASK_ID, Run, make_snapshot
 from ._runtime_context import run_context
 from ._state import update_state_run
 from ._stream import Sink, normalize_modes, picker
@@ -762,10 +762,12 @@ def _durability(value: str | None) -> str:
 
 
 def _without_answers(saved: CheckpointTuple | None) -> CheckpointTuple | None:
-    """Time travel asks the interrupts again: the saved answers are dropped (as LangGraph)."""
+    """Time travel asks the interrupts again and re-runs finished tasks: the saved answers and
+    task writes are dropped (as LangGraph; an update checkpoint replays in place, issue 27)."""
     if saved is None or not saved.pending_writes:
         return saved
-    return saved._replace(pending_writes=[w for w in saved.pending_writes if w[1] != RESUME])
+    kept = [w for w in saved.pending_writes if w[1] != RESUME and w[0] == NULL_TASK_ID]
+    return saved._replace(pending_writes=kept)
 
 
 def _latest(lookup: dict[str, Any]) -> dict[str, Any]:
