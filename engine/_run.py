@@ -277,17 +277,25 @@ class Run:
         self._checkpoint("input")
         self.step += 1
 
-    def _mark_resuming(self) -> None:
+    def _mark_resuming(self) -> list[tuple[str, Any]]:
+        """Resume on the checkpoint; returns the updates earlier resumes kept on it, now
+        applied (they stay pending until the step ends, as LangGraph's; issue 27)."""
         self.resuming = True
         self.seen[INTERRUPT_SEEN] = dict(self.versions)
+        kept = []
         for task_id, channel, value in self.pending:
-            if task_id == NULL_TASK_ID and channel == RESUME:
-                self.null_resume = value
+            if task_id == NULL_TASK_ID:
+                if channel == RESUME:
+                    self.null_resume = value
+                else:
+                    kept.append((channel, value))
+        self._apply_null(kept)
         self.emit_values()  # before the resumed checkpoint's event, as LangGraph
         if self.emits and self._wants_checkpoint_events() and self.checkpoint_config:
             self._emit_checkpoint(
                 self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1
             )
+        return kept
 
     def emit_values(self) -> None:
         """The current state as a `values` chunk (a resumed or forked run starts with it)."""
@@ -305,7 +313,7 @@ class Run:
         if self.checkpoint_id is None:
             self._begin_fresh_command(command)
             return
-        self._mark_resuming()
+        kept = self._mark_resuming()
         resume = command.resume
         if resume is not None:
             if isinstance(resume, dict) and resume and all(_is_interrupt_id(k) for k in resume):
@@ -319,6 +327,11 @@ class Run:
                 self.null_resume = resume
                 self._put_writes(NULL_TASK_ID, [(RESUME, resume)])
         writes = self.plan.command_writes(Command(update=command.update, goto=command.goto))
+        if writes and resume is not None:  # saved with the earlier ones (savers index them)
+            self._put_writes(NULL_TASK_ID, [*kept, *writes])
+        self._apply_null(writes)
+
+    def _apply_null(self, writes: list[tuple[str, Any]]) -> None:
         if writes:
             null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
             null.writes = writes
