@@ -103,8 +103,8 @@ def _input_items(plan: Plan, value: Any) -> list[tuple[str, Any]]:
 
 def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
     if command.graph == Command.PARENT:
-        if run.parent is None:
-            raise InvalidUpdateError("There is no parent graph")
+        if run.parent is None:  # nothing to apply it: it leaves the run (as LangGraph; issue 27)
+            raise ParentCommand(command)
         signal = ParentCommand(Command(update=command.update, goto=command.goto))
         signal.target = run.parent
         raise signal
