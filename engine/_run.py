@@ -337,6 +337,7 @@ class Run:
             null.writes = writes
             updated = apply_writes(self.channels, self.versions, [null], [], self.dirty)
             self.updated = sorted(set(self.updated or ()) | set(updated))
+            self.seen[INTERRUPT_SEEN] = dict(self.versions)  # resumed past them (LangGraph)
 
     def _begin_fresh_command(self, command: Command) -> None:
         """A Command on a thread without checkpoints starts it, as LangGraph does (issue 18).
