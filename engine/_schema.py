@@ -172,5 +172,17 @@ def object_to_dict(obj: Any) -> dict[str, Any] | None:
         return {name: getattr(obj, name) for name in obj.__struct_fields__}
     dump = getattr(obj, "model_dump", None)
     if dump is not None and hasattr(type(obj), "model_fields"):
-        return {name: getattr(obj, name) for name in type(obj).model_fields}
+        return _pydantic_update(obj)
     return None
+
+
+def _pydantic_update(obj: Any) -> dict[str, Any]:
+    """A pydantic object's fields, without those left None by default: a partial update model
+    (`answer: str | None = None`) writes only what it was given (LangGraph's rule, issue 27)."""
+    given = obj.model_fields_set
+    out = {}
+    for name, field in type(obj).model_fields.items():
+        value = getattr(obj, name)
+        if value is not None or field.default is not None or name in given:
+            out[name] = value
+    return out
