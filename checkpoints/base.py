@@ -288,6 +288,33 @@ class BaseCheckpointSaver:
             thread_ids, strategy=strategy, keep_last=keep_last, older_than_seconds=older_than_seconds
         )
 
+    def get_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Per channel, its pending writes in the ancestors of `config`'s checkpoint since the
+        nearest one storing a value (`seed`); LangGraph 1.2's saver API (issue 27)."""
+        from ._channel_history import ChannelWalk
+
+        walk = ChannelWalk(channels)
+        saved = self.get_tuple(config) if channels else None
+        cursor = saved.parent_config if saved is not None else None
+        while cursor is not None and (saved := self.get_tuple(cursor)) is not None:
+            cursor = walk.visit(saved)
+        return walk.result()
+
+    async def aget_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Async `get_delta_channel_history`."""
+        from ._channel_history import ChannelWalk
+
+        walk = ChannelWalk(channels)
+        saved = await self.aget_tuple(config) if channels else None
+        cursor = saved.parent_config if saved is not None else None
+        while cursor is not None and (saved := await self.aget_tuple(cursor)) is not None:
+            cursor = walk.visit(saved)
+        return walk.result()
+
     def get_next_version(self, current: int | None, channel: str | None = None) -> int:
         """Channel versions are plain increasing integers."""
         return 1 if current is None else current + 1

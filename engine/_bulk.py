@@ -53,6 +53,17 @@ def _only_one(updates: Sequence[Any], message: str) -> None:
         raise InvalidUpdateError(message)
 
 
+def _upcoming_ids(run: Run) -> dict[str, list[str]]:
+    """The ids of the tasks the checkpoint has next, by node in order: an update as one of
+    them is saved as that task's writes, as LangGraph's (its result in the history)."""
+    if run.checkpoint_id is None:
+        return {}
+    found: dict[str, list[str]] = {}
+    for task in snapshot_tasks(run, with_pending=False)[0]:
+        found.setdefault(task.name, []).append(task.id)
+    return found
+
+
 def _next_step(run: Run) -> int:
     return (run.step if run.checkpoint_id is not None else -1) + 1
 
@@ -131,12 +142,15 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
     from ._tasks import _local_state, _route_writes
 
     plan = run.plan
+    upcoming = _upcoming_ids(run)
     run.step = _next_step(run)
     run.stop = run.step + 2  # routers see the 2 steps LangGraph's update scratchpad allows
     tasks = []
     for index, (name, values, tid) in enumerate(updates):
         node = plan.nodes[name]
-        tid = tid or task_id(run.checkpoint_id or "", run.ns, run.step, name, PULL, index)
+        tid = tid or (upcoming[name].pop(0) if upcoming.get(name) else None) or task_id(
+            run.checkpoint_id or "", run.ns, run.step, name, PULL, index
+        )
         task = Task(tid, node, None, (PULL, name), node.triggers, run.ns, (0, index))
         if isinstance(values, Command):
             task.writes = plan.command_writes(values)
@@ -147,6 +161,8 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
             result = branch.router.fn(_local_state(run, task, branch))
             task.writes.extend(_route_writes(run, branch, result))
         tasks.append(task)
+        if run.checkpoint_id is not None:  # history shows them as its task's result (issue 27)
+            run._put_writes(task, list(task.writes))
     run.updated = apply_writes(run.channels, run.versions, tasks, run.updated, run.dirty)
     # updates credit no node: a later one without `as_node` goes to the node that ran last
     run.pending = []

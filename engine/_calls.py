@@ -201,7 +201,8 @@ def _calling(run: Run) -> CallingRun:
     graphs whose nodes never do pay nothing for calls on every task."""
     with _PROMOTING:
         if not isinstance(run, CallingRun):
-            run.__class__ = CallingRun
+            # a run of another kind names its calling form (`_root.RootRun`, issue 29)
+            run.__class__ = getattr(run, "calling_class", CallingRun)
             run._calling()  # type: ignore[attr-defined]
     return run  # type: ignore[return-value]
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._run_control import execution_info, run_control, run_server_info
 from ._runtime import Runtime, _no_heartbeat
+from ._resume_schema import resume_adapter, surfaced_schema, validate_resume
 from .errors import GraphInterrupt
 from .types import Interrupt
 
@@ -115,21 +116,25 @@ def interrupt_id(ns: str, index: int) -> str:
     return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     """Pause the run and surface `value`; returns the resume value once resumed.
 
     The node re-runs from its start on resume, so the i-th `interrupt()` call of a task
-    returns the i-th resume value it was given (SPEC §1).
+    returns the i-th resume value it was given (SPEC §1). With `response_schema` the answer
+    is validated into it (`_resume_schema`, issue 29); an invalid one is not kept.
     """
     scope = _scope("interrupt")
+    adapter = resume_adapter(response_schema)
     index = scope.interrupt_index
     scope.interrupt_index += 1
     if index < len(scope.resume):
-        return scope.resume[index]
+        return validate_resume(adapter, scope.resume[index])
     iid = interrupt_id(scope.ns, index)
     resumed = scope.run.take_resume(iid)
     if resumed is not NOTHING:
+        checked = validate_resume(adapter, resumed)
         scope.resume.append(resumed)
         scope.task.resume = list(scope.resume)
-        return resumed
-    raise GraphInterrupt((Interrupt(value=value, id=iid),))
+        return checked
+    schema = surfaced_schema(response_schema, adapter)
+    raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema),))

@@ -22,7 +22,8 @@ from ._calls import (
     PREVIOUS, RETURN, AsyncioCalls, CallingRun, GroupCalls, is_call, own_calls, spawner,
 )
 from ._channels import MISSING, Ephemeral, LastValue, Topic
-from ._context import current_scope
+from ._context import Runtime, current_scope
+from ._jsonschema import EntrySchemaMethods
 from ._node import Callee
 from ._plan import TASKS, NodePlan, Plan
 from ._pregel import CompiledStateGraph
@@ -236,6 +237,8 @@ class _Shape:
     waiting_edges: list[Any] = dataclasses.field(default_factory=list)
     branches: dict[str, Any] = dataclasses.field(default_factory=dict)
     fields: dict[str, Any] = dataclasses.field(default_factory=dict)
+    input_type: Any = Any  # the first parameter's and the returned value's types (issue 29)
+    output_type: Any = Any
 
     @classmethod
     def of(cls, func: Callable[..., Any], name: str, context_schema: Any) -> _Shape:
@@ -244,7 +247,7 @@ class _Shape:
         except Exception:  # unresolvable annotations: untyped
             hints = {}
         first = next(iter(inspect.signature(func).parameters), None)
-        output = hints.get("return", Any)
+        output = _returned_type(hints.get("return", Any))
         state = typing.TypedDict("LangGraphState", {END: output})  # type: ignore[operator]
         return cls(
             nodes={name: NodeSpec(name=name, action=func, destinations=(END,))},
@@ -253,7 +256,18 @@ class _Shape:
             input_schema=_record_type(hints.get(first) if first else None),
             output_schema=_record_type(output),
             context_schema=context_schema,
+            input_type=hints.get(first, Any) if first else Any,
+            output_type=output,
         )
+
+
+def _returned_type(hint: Any) -> Any:
+    """`-> entrypoint.final[R, S]` returns an R; a bare `entrypoint.final`, anything."""
+    if hint is _Final:
+        return Any
+    if typing.get_origin(hint) is _Final:
+        return typing.get_args(hint)[0]
+    return hint
 
 
 def _record_type(hint: Any) -> Any:
@@ -294,7 +308,7 @@ class EntrypointRun(CallingRun):
         return next((v for ch, v in task.writes if ch == key), None)
 
 
-class EntrypointGraph(CompiledStateGraph):
+class EntrypointGraph(EntrySchemaMethods, CompiledStateGraph):
     """What `@entrypoint` returns: invoke, stream, state and history like a compiled graph."""
 
     run_class = EntrypointRun

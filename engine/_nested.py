@@ -17,7 +17,10 @@ from checkpoints.base import INTERRUPT
 
 from ._stream import Sink, StreamItem
 
-__all__ = ["continues_history", "nested_sink", "own_history_ns"]
+__all__ = [
+    "aload_saved", "continues_history", "load_saved", "mark_replay", "nested_sink",
+    "own_history_ns", "travel_to",
+]
 
 _ALWAYS_UP = frozenset(("events",))
 _LANGCHAIN = frozenset(("messages", "events"))
@@ -63,16 +66,34 @@ def continues_history(saved: Any) -> bool:
     return any(channel == INTERRUPT for _, channel, _ in saved.pending_writes or ())
 
 
-def from_root_checkpoint(conf: dict[str, Any]) -> None:
+def from_root_checkpoint(conf: dict[str, Any]) -> dict[str, str]:
     """A root run given a subgraph checkpoint's config (the task state `get_state(cfg,
     subgraphs=True)` shows) runs from the root checkpoint its `checkpoint_map` names, as
     LangGraph's root graph does (issue 27): replaying or resuming there re-runs the subgraph's
-    task, whose interrupt is raised again; it ran the root graph on the subgraph's channels."""
+    task, whose interrupt is raised again; it ran the root graph on the subgraph's channels.
+    Returns the subgraphs' checkpoints the map names: each starts from its own (`travel_to`)."""
     found = conf.get("checkpoint_map")
     if isinstance(found, dict) and "" in found:
         conf["checkpoint_ns"] = ""
         conf["checkpoint_id"] = found[""]
         del conf["checkpoint_map"]
+        return {ns: cid for ns, cid in found.items() if ns}
+    return {}
+
+
+def travel_to(run: Any) -> str | None:
+    """The checkpoint a subgraph run starts from when its root was sent back in time through
+    a subgraph checkpoint's config, once (a later call of the subgraph continues its history).
+    A namespace matches without task ids: the root's replayed step has new ones (a fork)."""
+    wanted = run.root.travel_map
+    if not wanted:
+        return None
+    own = own_history_ns(run.ns)
+    for ns in list(wanted):
+        if own_history_ns(ns) == own:
+            run.travelled = True  # it continues from there, as its root does
+            return wanted.pop(ns)
+    return None
 
 
 def subgraph_for_update(graph: Any, config: dict[str, Any]) -> Any:
@@ -122,3 +143,52 @@ def ancestors_of(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         return ()
     own = conf.get("checkpoint_ns")
     return tuple((ns, cid) for ns, cid in found.items() if ns != own)
+
+
+def mark_replay(run: Any, saved: Any) -> None:
+    """A root run sent back in time: the checkpoint its `checkpointer=True` subgraphs load
+    their state as of, on their first call (LangGraph's replay bound). A fork or an update
+    was made after the subgraphs' checkpoints it follows: its parent bounds them."""
+    if run.parent is not None or saved is None:
+        return
+    bound = saved.config
+    if (saved.metadata or {}).get("source") in ("update", "fork") and saved.parent_config:
+        bound = saved.parent_config
+    run.replay_before = bound["configurable"]["checkpoint_id"]
+    run.replay_seen = set()
+
+
+def _replay_bound(run: Any, lookup: dict[str, Any]) -> dict[str, Any] | None:
+    """For the first call of a `checkpointer=True` subgraph under a root sent back in time:
+    the `before` filter finding its last checkpoint older than the root's replayed one."""
+    root = run.root
+    if root.replay_before is None or run.parent is None or run.graph.checkpointer is not True:
+        return None
+    if "checkpoint_id" in lookup["configurable"] or run.ns in root.replay_seen:
+        return None
+    root.replay_seen.add(run.ns)
+    return {"configurable": {"checkpoint_id": root.replay_before}}
+
+
+def load_saved(run: Any, lookup: dict[str, Any] | None) -> Any:
+    """The checkpoint a run starts from: the latest (or the one `lookup` names), or for a
+    subgraph replayed by its root the one before the replay, its input applied anew."""
+    if lookup is None:
+        return None
+    before = _replay_bound(run, lookup)
+    if before is None:
+        return run.checkpointer.get_tuple(lookup)
+    found = next(iter(run.checkpointer.list(lookup, before=before, limit=1)), None)
+    return found._replace(pending_writes=[]) if found is not None else None
+
+
+async def aload_saved(run: Any, lookup: dict[str, Any] | None) -> Any:
+    """Async `load_saved`."""
+    if lookup is None:
+        return None
+    before = _replay_bound(run, lookup)
+    if before is None:
+        return await run.checkpointer.aget_tuple(lookup)
+    async for found in run.checkpointer.alist(lookup, before=before, limit=1):
+        return found._replace(pending_writes=[])
+    return None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
 from ._node import Callee
-from ._schema import channels_for, field_specs, object_to_dict, reader_for, schema_managed
+from ._schema import ROOT, channels_for, field_specs, object_to_dict, reader_for, schema_managed
 from ._timeout import timeout_policy
 from .errors import InvalidUpdateError
 from .types import END, START, Command, RetryPolicy, Send
@@ -21,7 +21,9 @@ from .types import END, START, Command, RetryPolicy, Send
 if TYPE_CHECKING:
     from .graph import BranchSpec, StateGraph
 
-__all__ = ["BranchPlan", "NodePlan", "Plan", "TASKS", "build_plan", "branch_channel"]
+__all__ = [
+    "BranchPlan", "NodePlan", "Plan", "TASKS", "build_plan", "branch_channel", "root_writes",
+]
 
 TASKS = "__pregel_tasks"
 logger = logging.getLogger("engine")
@@ -29,6 +31,12 @@ logger = logging.getLogger("engine")
 
 def branch_channel(node: str) -> str:
     return f"branch:to:{node}"
+
+
+def root_writes(output: Any) -> list[tuple[str, Any]]:
+    """A node's return value as the write of a one-value state (issue 29). Also the `writer`
+    of such a graph's nodes: it keeps them off the dict fast path (`_tasks._writes_of`)."""
+    return [] if output is None else [(ROOT, output)]
 
 
 @dataclasses.dataclass(slots=True)
@@ -103,6 +111,7 @@ class Plan:
     triggered: dict[tuple[str, ...], tuple[tuple[str, ...], bool]] = dataclasses.field(
         default_factory=dict
     )
+    root: bool = False  # the state is one value under `ROOT`, not keys (issue 29)
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}
@@ -111,6 +120,8 @@ class Plan:
         """A node's return value as state writes; unknown keys are ignored (SPEC §1)."""
         if output is None:
             return []
+        if self.root:
+            return [(ROOT, output)]
         keys = self.state_key_set
         if isinstance(output, dict):
             return [(k, v) for k, v in output.items() if k in keys]
@@ -133,7 +144,10 @@ class Plan:
 
     def command_writes(self, command: Command) -> list[tuple[str, Any]]:
         keys = self.state_key_set
-        writes = [(k, v) for k, v in command.update_items() if k in keys]
+        if self.root:  # the update is the value (issue 29)
+            writes = root_writes(command.update)
+        else:
+            writes = [(k, v) for k, v in command.update_items() if k in keys]
         for target in command.goto_list():
             if isinstance(target, Send):
                 writes.append((TASKS, target))
@@ -210,6 +224,7 @@ def build_plan(
             timeout=timeout_policy(spec.timeout, callee.is_async, spec.name),
             error_handler=spec.error_handler,
             trace_policy=spec.trace_policy,
+            writer=root_writes if state_keys == (ROOT,) else None,
         )
 
     trigger_to_nodes: dict[str, list[str]] = {}
@@ -235,6 +250,7 @@ def build_plan(
         output_reader=None,
         has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
         route_writes={name: (branch_channel(name), None) for name in nodes if name != START},
+        root=state_keys == (ROOT,),
     )
 
 

@@ -23,14 +23,16 @@ import anyio.to_thread
 from checkpoints.base import RESUME, CheckpointTuple
 
 from ._config import merge_config
+from ._jsonschema import SchemaMethods
+from ._subgraphs import SubgraphMethods, node_subgraph
 from ._context import current_scope
 from ._lifecycle import graph_handlers, with_lifecycle, with_lifecycle_async
 from ._nested import (
-    ancestors_of, continues_history, from_root_checkpoint, nested_sink, own_history_ns,
-    subgraph_for_update, with_map,
+    aload_saved, ancestors_of, continues_history, from_root_checkpoint, load_saved, mark_replay,
+    nested_sink, own_history_ns, subgraph_for_update, travel_to, with_map,
 )
 from ._plan import Plan
-from ._run import Run, make_snapshot
+from ._run import NULL_TASK_ID, Run, make_snapshot
 from ._run_control import control_for
 from ._runtime_context import run_context
 from ._state import update_state_run
@@ -46,7 +48,7 @@ _LIVE = frozenset(("custom", "messages", "events"))
 _BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
 
 
-class CompiledStateGraph:
+class CompiledStateGraph(SchemaMethods, SubgraphMethods):
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"
@@ -73,6 +75,10 @@ class CompiledStateGraph:
         self.cache = cache
         self.name = name
         self.debug = debug
+        if plan.root:  # a one-value state (issue 29)
+            from ._root import RootRun
+
+            self.run_class = RootRun
 
     def __repr__(self) -> str:
         return f"<CompiledStateGraph {self.name!r} nodes={list(self.builder.nodes)}>"
@@ -99,8 +105,9 @@ class CompiledStateGraph:
         config = merge_config(config)
         scope = current_scope.get()
         parent = scope.run if scope is not None else None
+        travel = None
         if parent is None and config["configurable"].get("checkpoint_ns"):
-            from_root_checkpoint(config["configurable"])
+            travel = from_root_checkpoint(config["configurable"])
         if parent is not None:
             conf = config["configurable"]
             if parent.thread_id is not None:
@@ -144,6 +151,8 @@ class CompiledStateGraph:
         )
         run.fresh_namespace = fresh
         run.control = control_for(kwargs.get("control"), parent)  # issue 29: drain on request
+        if travel:
+            run.travel_map = travel
         if call:
             run.ns = f"{run.ns}|{call}"
             run.ns_tuple = (*run.ns_tuple, str(call))
@@ -153,7 +162,7 @@ class CompiledStateGraph:
         return run
 
     def _lookup_config(self, run: Run) -> dict[str, Any] | None:
-        if run.checkpointer is None or run.fresh_namespace:
+        if run.checkpointer is None or (run.fresh_namespace and not run.root.travel_map):
             return None  # nothing saved to look for (see `_new_run`)
         conf = run.config["configurable"]
         if run.thread_id is None:
@@ -164,12 +173,14 @@ class CompiledStateGraph:
         lookup: dict[str, Any] = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
         if conf.get("checkpoint_id") and run.parent is None:
             lookup["checkpoint_id"] = conf["checkpoint_id"]
+        elif run.parent is not None and (travel := travel_to(run)) is not None:
+            lookup["checkpoint_id"] = travel  # its root went back in time through it
         return {"configurable": lookup}
 
     @staticmethod
     def _input_for(run: Run, value: Any, saved: CheckpointTuple | None) -> Any:
         if run.parent is not None and saved is not None:
-            if run.graph.checkpointer is True and not continues_history(saved):
+            if run.graph.checkpointer is True and not (continues_history(saved) or run.travelled):
                 return value  # a new call of a subgraph keeping its own history (issue 27)
             return None  # a re-run parent task resumes its subgraph where it stopped
         return value
@@ -288,7 +299,7 @@ class CompiledStateGraph:
             sink.push = push
             sink.writer_for = writer_for
         lookup = self._lookup_config(run)
-        saved = run.checkpointer.get_tuple(lookup) if lookup is not None else None
+        saved = load_saved(run, lookup)
         value = self._input_for(run, value, saved)
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
@@ -296,7 +307,8 @@ class CompiledStateGraph:
                 self._forks_head(run, saved)
                 or self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
             )
-            if run.parent is None and self._time_travels(run, value, saved):
+            if self._time_travels(run, value, saved):
+                mark_replay(run, saved)
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
         if run.config.get("callbacks") is not None and wants_trace(run):
@@ -446,7 +458,7 @@ class CompiledStateGraph:
 
             sink.writer_for = writer_for
         lookup = self._lookup_config(run)
-        saved = await run.checkpointer.aget_tuple(lookup) if lookup is not None else None
+        saved = await aload_saved(run, lookup)
         value = self._input_for(run, value, saved)
         fork = False
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
@@ -454,7 +466,8 @@ class CompiledStateGraph:
                 self._forks_head(run, saved)
                 or self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
             )
-            if run.parent is None and self._time_travels(run, value, saved):
+            if self._time_travels(run, value, saved):
+                mark_replay(run, saved)
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
@@ -551,10 +564,9 @@ class CompiledStateGraph:
         parent_ns = conf.get("checkpoint_ns", "")
         checkpoint_map = conf.get("checkpoint_map") or {parent_ns: conf.get("checkpoint_id")}
         for task in snapshot.tasks:
-            node = self.plan.nodes.get(task.name)
-            if node is not None and node.is_subgraph:
+            sub = node_subgraph(self, task.name)  # a node calling one too (issue 27)
+            if sub is not None:
                 ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
-                sub = node.callee.fn  # type: ignore[union-attr]
                 if getattr(sub, "checkpointer", None) is True:
                     ns = own_history_ns(ns)  # issue 27
                 sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
@@ -762,10 +774,12 @@ def _durability(value: str | None) -> str:
 
 
 def _without_answers(saved: CheckpointTuple | None) -> CheckpointTuple | None:
-    """Time travel asks the interrupts again: the saved answers are dropped (as LangGraph)."""
+    """Time travel asks the interrupts again and re-runs finished tasks: the saved answers and
+    task writes are dropped (as LangGraph; an update checkpoint replays in place, issue 27)."""
     if saved is None or not saved.pending_writes:
         return saved
-    return saved._replace(pending_writes=[w for w in saved.pending_writes if w[1] != RESUME])
+    kept = [w for w in saved.pending_writes if w[1] != RESUME and w[0] == NULL_TASK_ID]
+    return saved._replace(pending_writes=kept)
 
 
 def _latest(lookup: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from ._metadata import (
     NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
 )
 from ._pending import describe_error
+from ._outcomes import NO_WRITES, Outcome, pending_by_task
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["NO_WRITES", "NULL_TASK_ID", "Run", "make_snapshot", "pending_values", "snapshot_tasks"]
 
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-NO_WRITES = "__no_writes__"
 INTERRUPT_SEEN = "__interrupt__"
 LAST_TASKS = "__last__"  # in versions_seen: the nodes of the last step (for update_state)
 _RESERVED_CONF = frozenset(("checkpoint_id", "checkpoint_ns", "checkpoint_map"))
@@ -60,6 +60,9 @@ class Run:
     parents_given: tuple[tuple[str, str], ...] = ()  # a subgraph's update_state (issue 27)
     control: Any = None  # a `RunControl` to drain on; `trace`: its LangChain run (issue 29)
     trace: Any = None
+    travel_map: dict[str, str] = {}  # a root's: subgraph checkpoints to start from (_nested)
+    replay_before: str | None = None  # a root sent back in time: its subgraphs' bound (_nested)
+    travelled = False  # a subgraph started from the checkpoint its root's travel named
 
     def __init__(
         self,
@@ -277,17 +280,25 @@ class Run:
         self._checkpoint("input")
         self.step += 1
 
-    def _mark_resuming(self) -> None:
+    def _mark_resuming(self) -> list[tuple[str, Any]]:
+        """Resume on the checkpoint; returns the updates earlier resumes kept on it, now
+        applied (they stay pending until the step ends, as LangGraph's; issue 27)."""
         self.resuming = True
         self.seen[INTERRUPT_SEEN] = dict(self.versions)
+        kept = []
         for task_id, channel, value in self.pending:
-            if task_id == NULL_TASK_ID and channel == RESUME:
-                self.null_resume = value
+            if task_id == NULL_TASK_ID:
+                if channel == RESUME:
+                    self.null_resume = value
+                else:
+                    kept.append((channel, value))
+        self._apply_null(kept)
         self.emit_values()  # before the resumed checkpoint's event, as LangGraph
         if self.emits and self._wants_checkpoint_events() and self.checkpoint_config:
             self._emit_checkpoint(
                 self.checkpoint_config, self.parent_config, self.saved_metadata, self.step - 1
             )
+        return kept
 
     def emit_values(self) -> None:
         """The current state as a `values` chunk (a resumed or forked run starts with it)."""
@@ -305,7 +316,7 @@ class Run:
         if self.checkpoint_id is None:
             self._begin_fresh_command(command)
             return
-        self._mark_resuming()
+        kept = self._mark_resuming()
         resume = command.resume
         if resume is not None:
             if isinstance(resume, dict) and resume and all(_is_interrupt_id(k) for k in resume):
@@ -319,11 +330,17 @@ class Run:
                 self.null_resume = resume
                 self._put_writes(NULL_TASK_ID, [(RESUME, resume)])
         writes = self.plan.command_writes(Command(update=command.update, goto=command.goto))
+        if writes and resume is not None:  # saved with the earlier ones (savers index them)
+            self._put_writes(NULL_TASK_ID, [*kept, *writes])
+        self._apply_null(writes)
+
+    def _apply_null(self, writes: list[tuple[str, Any]]) -> None:
         if writes:
             null = Task(NULL_TASK_ID, self.plan.nodes[START], None, ("__input__",), (), "", (2, 0))
             null.writes = writes
             updated = apply_writes(self.channels, self.versions, [null], [], self.dirty)
             self.updated = sorted(set(self.updated or ()) | set(updated))
+            self.seen[INTERRUPT_SEEN] = dict(self.versions)  # resumed past them (LangGraph)
 
     def _begin_fresh_command(self, command: Command) -> None:
         """A Command on a thread without checkpoints starts it, as LangGraph does (issue 18).
@@ -389,7 +406,7 @@ class Run:
         )
 
     def _static_interrupt(self) -> None:
-        if self.emits and "updates" in self.sink.modes:
+        if self.parent is None and "updates" in self.sink.modes:  # a subgraph's: its parent's
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": ()}))
         if self.parent is not None:
             raise GraphInterrupt(())
@@ -559,6 +576,11 @@ class Run:
                 out[key] = value
         return out
 
+    def shaped(self, values: dict[str, Any]) -> Any:
+        """The state as callers see it: keyed state as is (`_root.RootRun` unwraps its one
+        value, issue 29)."""
+        return values
+
     def close_step(self) -> None:
         """The consumer stopped mid-run: a step whose tasks all finished is still saved."""
         tasks = self.tasks
@@ -575,9 +597,9 @@ class Run:
     def output(self) -> dict[str, Any] | None:
         if not (self.valued or self.interrupts or self.parent):
             return None  # no `values` chunk: LangGraph's invoke returns None (issue 17)
-        # Stopped on an interrupt: the output has the finished siblings' writes applied (a
-        # resumed one among them), as the last `values` chunk (issue 17, as LangGraph).
-        done = [t for t in self.tasks if t.done and t.writes] if self.interrupts else None
+        # Stopped on an interrupt (a subgraph's static one too): the output has the finished
+        # siblings' writes applied, as the last `values` chunk (issues 17, 27; as LangGraph).
+        done = [t for t in self.tasks if t.done and t.writes] if self.step_open else None
         keys, pending = self.plan.output_keys, pending_values(self, done) if done else None
         result = {k: pending[k] for k in keys if k in pending} if pending else self.values(keys)
         if self.interrupts:
@@ -794,48 +816,13 @@ def pending_values(run: Run, finished: list[Task]) -> dict[str, Any]:
         for channel, value in task.writes:
             if channel in plan.state_key_set:
                 grouped.setdefault(channel, []).append(value)
-    values = run.values()
+    values = run.values(plan.state_keys)
     for key, items in grouped.items():
         channel = run.channels[key].fresh()
         channel.restore(run.channels[key].value)
         channel.update(items)
         values[key] = channel.value
-    return {k: values[k] for k in plan.state_keys if k in values}
-
-
-class Outcome:
-    """What a step's pending writes say about one task."""
-
-    __slots__ = ("writes", "finished", "error", "interrupts", "raised", "resume")
-
-    def __init__(self) -> None:
-        self.writes: list[tuple[str, Any]] = []
-        self.finished = False
-        self.error: Any = None
-        self.interrupts: tuple[Interrupt, ...] = ()  # still waiting for an answer
-        self.raised: tuple[Interrupt, ...] = ()  # raised in the step, answered ones too
-        self.resume: list[Any] = []
-
-
-def pending_by_task(pending: list[tuple[str, str, Any]]) -> dict[str, Outcome]:
-    """Group pending writes by task: a task with regular writes (or none) finished; an error
-    or interrupt it had before a resume stays on record (history shows both, as LangGraph)."""
-    out: dict[str, Outcome] = {}
-    for task_id, channel, value in pending:
-        outcome = out.get(task_id)
-        if outcome is None:
-            outcome = out[task_id] = Outcome()
-        if channel == ERROR:
-            outcome.error = value
-        elif channel == INTERRUPT:
-            outcome.interrupts = outcome.raised = tuple(value)
-        elif channel == RESUME:
-            outcome.resume = list(value) if isinstance(value, list) else [value]
-        else:
-            outcome.finished = True
-            if channel != NO_WRITES:
-                outcome.writes.append((channel, value))
-    return out
+    return run.shaped({k: values[k] for k in plan.state_keys if k in values})
 
 
 def snapshot_tasks(run: Run, with_pending: bool) -> tuple[list[Task], tuple[PregelTask, ...]]:

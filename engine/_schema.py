@@ -18,8 +18,11 @@ from ._channels import Channel, LastValue, Reducer
 from ._managed import ManagedValue, managed_specs, strip_required
 
 __all__ = [
-    "FieldSpec", "channels_for", "object_to_dict", "reader_for", "schema_keys", "schema_managed",
+    "ROOT", "FieldSpec", "channels_for", "is_root_schema", "object_to_dict", "reader_for",
+    "root_hint", "schema_keys", "schema_managed",
 ]
+
+ROOT = "__root__"  # the one key of a state that is a single value (issue 29)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -87,8 +90,31 @@ def _default_factory(hint: Any) -> Callable[[], Any] | None:
     return origin
 
 
+_KEYED: Any = object()
+
+
+def root_hint(schema: Any) -> Any:
+    """The value's annotation when the whole state is one value, kept under `ROOT` as
+    LangGraph's `__root__` channel (issue 29): a schema without named keys (`list[str]`,
+    `Annotated[list, add]`, `str`) or whose one key is `__root__`. `_KEYED` otherwise."""
+    if schema is None or schema is dict:
+        return _KEYED
+    if not hasattr(schema, "__annotations__"):
+        return schema
+    hints = _hints(schema)
+    return strip_required(hints[ROOT]) if list(hints) == [ROOT] else _KEYED
+
+
+def is_root_schema(schema: Any) -> bool:
+    return root_hint(schema) is not _KEYED
+
+
 def field_specs(schema: Any) -> dict[str, FieldSpec]:
     """The stored keys of a schema (managed keys are not: see `schema_managed`)."""
+    hint = root_hint(schema)
+    if hint is not _KEYED:
+        reducer = _reducer_of(hint)
+        return {ROOT: FieldSpec(ROOT, reducer, _default_factory(hint) if reducer else None)}
     specs = {}
     hints = _hints(schema)
     managed = managed_specs(hints)
@@ -121,6 +147,8 @@ def reader_for(schema: Any) -> Callable[[dict[str, Any]], Any] | None:
     """How a node receives its state: None for dict-like schemas (TypedDict, dict)."""
     if schema is None or schema is dict:
         return None
+    if is_root_schema(schema):
+        return _read_root
     if dataclasses.is_dataclass(schema) and isinstance(schema, type):
         return lambda values: schema(**values)
     if isinstance(schema, type) and issubclass(schema, msgspec.Struct):
@@ -128,6 +156,10 @@ def reader_for(schema: Any) -> Callable[[dict[str, Any]], Any] | None:
     if _is_pydantic(schema):
         return lambda values: schema.model_construct(**values) if not values else schema(**values)
     return None
+
+
+def _read_root(values: dict[str, Any]) -> Any:
+    return values.get(ROOT)
 
 
 def object_to_dict(obj: Any) -> dict[str, Any] | None:
@@ -140,5 +172,17 @@ def object_to_dict(obj: Any) -> dict[str, Any] | None:
         return {name: getattr(obj, name) for name in obj.__struct_fields__}
     dump = getattr(obj, "model_dump", None)
     if dump is not None and hasattr(type(obj), "model_fields"):
-        return {name: getattr(obj, name) for name in type(obj).model_fields}
+        return _pydantic_update(obj)
     return None
+
+
+def _pydantic_update(obj: Any) -> dict[str, Any]:
+    """A pydantic object's fields, without those left None by default: a partial update model
+    (`answer: str | None = None`) writes only what it was given (LangGraph's rule, issue 27)."""
+    given = obj.model_fields_set
+    out = {}
+    for name, field in type(obj).model_fields.items():
+        value = getattr(obj, name)
+        if value is not None or field.default is not None or name in given:
+            out[name] = value
+    return out

@@ -16,8 +16,8 @@ __all__ = ["update_state_run"]
 def _last_node(run: Run) -> str:
     """The node that ran last, by the trigger versions it has seen; ambiguity is an error."""
     last = [n for n in run.seen.get(LAST_TASKS, {}) if n in run.plan.nodes]
-    if run.checkpoint_id is None or not last:
-        return START
+    if run.checkpoint_id is None or not last:  # an entrypoint has no START node: its own
+        return START if START in run.plan.nodes else next(iter(run.plan.nodes))
     if len(set(last)) > 1:
         raise InvalidUpdateError("Ambiguous update, specify as_node")
     return last[0]

@@ -30,7 +30,7 @@ from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._error_handler import handle_failure, node_cancelled, resume_handlers
 from ._managed import managed_values
-from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
+from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger, root_writes
 from ._run import Run
 from ._run_control import drained, note_retry
 from ._step import Task
@@ -72,14 +72,17 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
         writes.extend(_command(run, Command(goto=output.goto)))
     elif task.name == START:
         writes = [(k, v) for k, v in _input_items(plan, output) if k in plan.state_key_set]
-    elif task.node.writer is not None:  # functional API (issue 17)
-        return task.node.writer(output)
+    elif task.node.writer is not None and task.node.writer is not root_writes:  # issue 17
+        return task.node.writer(output)  # functional API; a one-value state goes on (issue 29)
     elif isinstance(output, Command):
         writes = _command(run, output)
-    elif isinstance(output, (list, tuple)) and output and all(
+    elif isinstance(output, (list, tuple)) and output and any(
         isinstance(c, Command) for c in output
-    ):
-        writes = [w for c in output for w in _command(run, c)]
+    ):  # updates and Commands, applied in order (as LangGraph)
+        writes = [
+            w for c in output
+            for w in (_command(run, c) if isinstance(c, Command) else plan.updates_of(c))
+        ]
         plan.check_single_writes(writes)
     else:
         writes = plan.updates_of(output)
@@ -88,6 +91,8 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
 
 
 def _input_items(plan: Plan, value: Any) -> list[tuple[str, Any]]:
+    if plan.root:
+        return root_writes(value)
     if isinstance(value, dict):
         return [(k, v) for k, v in value.items() if k in plan.input_keys]
     from ._schema import object_to_dict
@@ -100,8 +105,8 @@ def _input_items(plan: Plan, value: Any) -> list[tuple[str, Any]]:
 
 def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
     if command.graph == Command.PARENT:
-        if run.parent is None:
-            raise InvalidUpdateError("There is no parent graph")
+        if run.parent is None:  # nothing to apply it: it leaves the run (as LangGraph; issue 27)
+            raise ParentCommand(command)
         signal = ParentCommand(Command(update=command.update, goto=command.goto))
         signal.target = run.parent
         raise signal
@@ -385,9 +390,10 @@ def _waits_at_end(run: Run) -> bool:
 def _keep_exit_checkpoint(run: Run) -> None:
     """`durability="exit"` (as LangGraph): of what the run queued, only its last checkpoint is
     saved, holding every channel that moved since the checkpoint the run started from (its
-    parent), with that checkpoint's pending writes; a subgraph that finished saves nothing."""
+    parent), with that checkpoint's pending writes; a subgraph that finished saves nothing,
+    unless it keeps its own history (`checkpointer=True`: no task id in its namespace)."""
     outbox = run.outbox
-    if run.parent is not None and run.status == "done":
+    if run.parent is not None and run.status == "done" and ":" in run.ns:
         outbox.clear()
         return
     puts = [args for op, args in outbox if op == "put"]

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from ._resume_schema import is_invalid_resume
+
 if TYPE_CHECKING:
     from .types import Command, Interrupt
 
@@ -36,6 +38,7 @@ __all__ = [
     "NodeInterrupt",
     "NodeTimeoutError",
     "ParentCommand",
+    "is_invalid_resume",
 ]
 
 

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from ._error_handler import HANDLER_PREFIX, NodeDefaults, add_handler_node, set_defaults
 from ._error_handler import with_node_defaults
 from ._managed import check_no_managed
-from ._schema import field_specs, schema_managed
+from ._schema import field_specs, is_root_schema, schema_managed
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 from .warnings import renamed
 
@@ -44,6 +44,23 @@ class NodeSpec:
     error_handler: str | None = None  # the node that runs when this one fails (issue 29)
     is_error_handler: bool = False
     trace_policy: Any = None  # what tracers record of its runs (`TracePolicy`, issue 29)
+
+    @property
+    def bound(self) -> Any:
+        """The node's runnable, under LangGraph's `PregelNode` name (issue 29)."""
+        return self.action
+
+    @property
+    def subgraphs(self) -> list[Any]:
+        """The compiled graph the node is or calls, if any (`_subgraphs`, issue 29)."""
+        from ._subgraphs import find_subgraph
+
+        found = find_subgraph(self.action)
+        return [found] if found is not None else []
+
+    def copy(self, update: dict[str, Any] | None = None) -> NodeSpec:
+        """A copy with some fields replaced (LangGraph's `PregelNode.copy`)."""
+        return dataclasses.replace(self, **(update or {}))
 
 
 @dataclasses.dataclass(slots=True)
@@ -105,6 +122,13 @@ class StateGraph(Generic[StateT]):
         `builder.schemas[builder.state_schema]` for its `active_agent` key; issue 27)."""
         found = (self.state_schema, self.input_schema, self.output_schema)
         return {schema: field_specs(schema) for schema in dict.fromkeys(found)}
+
+    @property
+    def channels(self) -> dict[str, Any]:
+        """The state's channels by key, as LangGraph's `builder.channels` (issue 29)."""
+        from ._schema import channels_for
+
+        return channels_for(self.fields)
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -363,7 +387,7 @@ def _annotated_input(action: Any, state_schema: Any) -> Any:
     hint = hints.get(first) if first else None
     if hint is None or hint is state_schema or not isinstance(hint, type):
         return None
-    return hint if field_specs(hint) else None
+    return hint if field_specs(hint) and not is_root_schema(hint) else None
 
 
 def _name_of(obj: Any) -> str:

@@ -74,13 +74,35 @@ class StateUpdate(NamedTuple):
     task_id: str | None = None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Interrupt:
     """A pause requested by `interrupt(value)`; `id` addresses it in `Command(resume={id: v})`."""
 
-    value: Any = None
-    id: str = "placeholder-id"
-    response_schema: Any = None
+    value: Any
+    id: str
+    response_schema: Any
+
+    def __init__(
+        self,
+        value: Any = None,
+        id: str = "placeholder-id",
+        *,
+        response_schema: Any = None,
+        **legacy: Any,
+    ) -> None:
+        # LangGraph before 0.6 stored `ns`, `when` and `resumable`; checkpoints written then
+        # still load, the id derived from `ns` as for a live interrupt (issue 27)
+        ns = legacy.pop("ns", None)
+        legacy.pop("when", None), legacy.pop("resumable", None), legacy.pop("interrupt_id", None)
+        if legacy:
+            raise TypeError(f"Interrupt() got unexpected arguments: {sorted(legacy)}")
+        if ns is not None and id == "placeholder-id" and not isinstance(ns, str):
+            from ._context import interrupt_id
+
+            id = interrupt_id("|".join(ns), 0)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "response_schema", response_schema)
 
     def __repr__(self) -> str:
         return (
