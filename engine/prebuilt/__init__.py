@@ -14,7 +14,13 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess tes
         "pip install -e '.[langchain]')"
     ) from error
 
-from ._react_agent import AgentState, create_react_agent
+from ._react_agent import (
+    AgentState,
+    AgentStatePydantic,
+    AgentStateWithStructuredResponse,
+    AgentStateWithStructuredResponsePydantic,
+    create_react_agent,
+)
 from ._tool_node import (
     InjectedState,
     InjectedStore,
@@ -28,6 +34,9 @@ from ._tool_node import (
 
 __all__ = [
     "AgentState",
+    "AgentStatePydantic",
+    "AgentStateWithStructuredResponse",
+    "AgentStateWithStructuredResponsePydantic",
     "InjectedState",
     "InjectedStore",
     "ToolCallRequest",

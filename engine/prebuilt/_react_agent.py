@@ -25,7 +25,8 @@ from ..types import Send
 from ._tool_node import ToolCallWithContext, ToolNode
 
 __all__ = [
-    "AgentState", "AgentStateWithStructuredResponse", "create_react_agent", "input_schema_for",
+    "AgentState", "AgentStatePydantic", "AgentStateWithStructuredResponse",
+    "AgentStateWithStructuredResponsePydantic", "create_react_agent", "input_schema_for",
     "make_node",
 ]
 
@@ -42,6 +43,20 @@ class AgentState(TypedDict):
 
 class AgentStateWithStructuredResponse(AgentState):
     """`AgentState` plus the final answer in the `response_format` schema."""
+
+    structured_response: dict[str, Any] | BaseModel
+
+
+class AgentStatePydantic(BaseModel):
+    """`AgentState` as a pydantic model, for agents whose nodes want attribute access
+    (issue 29); the default step budget only applies before the run fills it in."""
+
+    messages: Annotated[Sequence[BaseMessage], add_messages]
+    remaining_steps: RemainingSteps = 25
+
+
+class AgentStateWithStructuredResponsePydantic(AgentStatePydantic):
+    """`AgentStatePydantic` plus the final answer in the `response_format` schema."""
 
     structured_response: dict[str, Any] | BaseModel
 
