@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ._resume_schema import resume_check
 from .errors import GraphInterrupt
 from .types import Interrupt
 
@@ -133,21 +134,25 @@ def interrupt_id(ns: str, index: int) -> str:
     return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     """Pause the run and surface `value`; returns the resume value once resumed.
 
     The node re-runs from its start on resume, so the i-th `interrupt()` call of a task
-    returns the i-th resume value it was given (SPEC §1).
+    returns the i-th resume value it was given (SPEC §1). With `response_schema` the answer is
+    validated into that type first (issue 29, `_resume_schema`).
     """
     scope = _scope("interrupt")
+    check, schema = resume_check(response_schema) if response_schema is not None else (None, None)
     index = scope.interrupt_index
     scope.interrupt_index += 1
     if index < len(scope.resume):
-        return scope.resume[index]
+        resumed = scope.resume[index]
+        return check(resumed) if check is not None else resumed
     iid = interrupt_id(scope.ns, index)
     resumed = scope.run.take_resume(iid)
     if resumed is not NOTHING:
+        answer = check(resumed) if check is not None else resumed  # a bad answer is not kept
         scope.resume.append(resumed)
         scope.task.resume = list(scope.resume)
-        return resumed
-    raise GraphInterrupt((Interrupt(value=value, id=iid),))
+        return answer
+    raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema),))

@@ -31,9 +31,10 @@ from pydantic import ValidationError
 from .._context import Runtime, current_scope
 from .._managed import managed_values
 from .._messages import REMOVE_ALL_MESSAGES
-from ..errors import GraphBubbleUp
+from ..errors import GraphBubbleUp, is_invalid_resume
 from ..types import Command, Send
 from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, inject, injections_of
+from ._standalone import standalone_call
 
 __all__ = [
     "InjectedState",
@@ -296,6 +297,18 @@ class ToolNode:
     def __repr__(self) -> str:
         return f"ToolNode(tools={list(self._tools_by_name)})"
 
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the calls outside a graph, as LangGraph's runnable `ToolNode` (issue 29)."""
+        config, runtime = standalone_call(config)
+        return self(input, config, runtime)
+
+    async def ainvoke(
+        self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """The async form of `invoke` (async tools run on the caller's loop)."""
+        config, runtime = standalone_call(config)
+        return await self._graphrun_acall(input, config, runtime)
+
     # the engine calls this with the node's config and runtime (see `Callee`)
     def __call__(self, input: Any, config: dict[str, Any], runtime: Runtime[Any]) -> Any:
         calls, input_type = self._parse_input(input)
@@ -443,6 +456,8 @@ class ToolNode:
             try:
                 response = tool.invoke(tool_input, request.runtime.config)
             except ValidationError as error:
+                if is_invalid_resume(error):
+                    raise
                 raise self._invocation_error(call, error) from error
             return self._normalize(_plain(response), call, input_type)
         except Exception as error:
@@ -457,6 +472,8 @@ class ToolNode:
             try:
                 response = await tool.ainvoke(tool_input, request.runtime.config)
             except ValidationError as error:
+                if is_invalid_resume(error):
+                    raise
                 raise self._invocation_error(call, error) from error
             return self._normalize(_plain(response), call, input_type)
         except Exception as error:
@@ -477,7 +494,7 @@ class ToolNode:
 
     def _wrapper_error(self, request: ToolCallRequest, error: Exception) -> ToolMessage:
         """A wrapper's own failure: an error message when errors are handled at all."""
-        if not self._handle_tool_errors:
+        if not self._handle_tool_errors or is_invalid_resume(error):
             raise error
         call = request.tool_call
         return ToolMessage(
@@ -510,7 +527,9 @@ class ToolNode:
     def _error_message(self, call: dict[str, Any], error: Exception) -> ToolMessage:
         """An error `ToolMessage` when `handle_tool_errors` covers `error`, else re-raise."""
         flag = self._handle_tool_errors
-        if not flag or not isinstance(error, _handled(flag)):
+        # a bad answer to an interrupt is the human's error, not the model's (issue 29): the
+        # run fails and the interrupt can be answered again, whatever the setting
+        if not flag or not isinstance(error, _handled(flag)) or is_invalid_resume(error):
             raise error
         content = _error_content(error, flag)
         return ToolMessage(

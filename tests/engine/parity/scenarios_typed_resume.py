@@ -1,0 +1,181 @@
+"""Parity scenarios for issue 29: `interrupt(value, response_schema=...)`, also inside a
+`ToolNode`, and prebuilt nodes called directly (`ToolNode.invoke`).
+
+The schema surfaces on the `Interrupt` as JSON Schema, the answer reaches the node as the
+schema's type, and a bad answer fails the run (never a tool error message) while the interrupt
+stays pending, so it can be answered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import operator
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.tools import tool
+from pydantic import BaseModel
+
+from .harness import Transcript
+from .scenarios import cfg, scenario
+from .scenarios_prebuilt import record
+
+
+class Decision(BaseModel):
+    approved: bool
+
+
+@dataclasses.dataclass
+class DecisionData:
+    approved: bool
+
+
+class Answer(TypedDict, total=False):
+    answer: Any
+
+
+def _asking(lib: Any, schema: Any) -> Any:
+    def node(state: Answer) -> Answer:
+        return {"answer": repr(lib.interrupt("approve?", response_schema=schema))}
+
+    b = lib.StateGraph(Answer)
+    b.add_node("node", node)
+    b.add_edge(lib.START, "node")
+    return b.compile(checkpointer=lib.InMemorySaver())
+
+
+@scenario
+def typed_interrupt_schemas(lib: Any) -> list[Any]:
+    """Each schema form: what the interrupt shows, and what the node receives on resume."""
+    t = Transcript()
+    schemas = {"none": None, "dict": {"type": "object"}, "pydantic": Decision,
+               "dataclass": DecisionData, "typeddict": dict[str, bool]}
+    for name, schema in schemas.items():
+        g = _asking(lib, schema)
+        t.call(f"{name}_first", g.invoke, {"answer": None}, cfg(name))
+        t.call(f"{name}_pending", lambda: [
+            (i.value, i.response_schema) for i in g.get_state(cfg(name)).interrupts])
+        t.call(f"{name}_resume", g.invoke, lib.Command(resume={"approved": True}), cfg(name))
+    return t.items
+
+
+@scenario
+def typed_interrupt_bad_answer(lib: Any) -> list[Any]:
+    """A bad answer raises ValidationError; the interrupt stays pending; a good one resumes."""
+    t = Transcript()
+    g = _asking(lib, Decision)
+    [pending] = g.invoke({"answer": None}, cfg("1"))["__interrupt__"]
+    t.call("bad", g.invoke, lib.Command(resume={pending.id: {"approved": "maybe"}}), cfg("1"))
+    t.call("pending", lambda: [i.id == pending.id for i in g.get_state(cfg("1")).interrupts])
+    t.call("good", g.invoke, lib.Command(resume={pending.id: {"approved": False}}), cfg("1"))
+    return t.items
+
+
+def _tool_graph(lib: Any, handle: Any, is_async: bool) -> Any:
+    if is_async:
+        @tool
+        async def ask_human() -> str:
+            """Ask a human."""
+            return f"approved={lib.interrupt('Approve?', response_schema=Decision).approved}"
+    else:
+        @tool
+        def ask_human() -> str:
+            """Ask a human."""
+            return f"approved={lib.interrupt('Approve?', response_schema=Decision).approved}"
+
+    b = lib.StateGraph(lib.MessagesState)
+    b.add_node("tools", lib.ToolNode([ask_human], handle_tool_errors=handle))
+    b.add_edge(lib.START, "tools")
+    return b.compile(checkpointer=lib.InMemorySaver())
+
+
+@scenario
+def typed_interrupt_in_tool_node(lib: Any) -> list[Any]:
+    """Even with every tool error handled, a bad answer fails the run, sync and async."""
+    t = Transcript()
+    call = {"messages": [AIMessage("", tool_calls=[ToolCall(name="ask_human", args={},
+                                                             id="c1")])]}
+    for is_async in (False, True):
+        g = _tool_graph(lib, True, is_async)
+        run = (lambda i, c: asyncio.run(g.ainvoke(i, c))) if is_async else g.invoke
+        thread = cfg(f"async={is_async}")
+        [pending] = run(call, thread)["__interrupt__"]
+        t.add("pending", pending.response_schema)
+        t.call("bad", run, lib.Command(resume={pending.id: {"approved": "x"}}), thread)
+        t.call("still", lambda: len(g.get_state(thread).interrupts))
+        record(t, "good", run, lib.Command(resume={pending.id: {"approved": True}}), thread)
+    return t.items
+
+
+@scenario
+def tool_node_invoked_directly(lib: Any) -> list[Any]:
+    """`ToolNode(...).invoke` / `ainvoke` outside a graph, errors handled as in a graph.
+
+    LangGraph requires the runtime in the config (graphrun falls back to an empty one)."""
+    t = Transcript()
+    if lib.name == "lg":
+        from langgraph.runtime import Runtime
+    else:
+        from engine import Runtime
+    config = {"configurable": {"__pregel_runtime": Runtime()}}
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    node = lib.ToolNode([add], handle_tool_errors=True)
+    calls = [ToolCall(name="add", args={"a": 1, "b": 2}, id="1"),
+             ToolCall(name="add", args={"a": "x"}, id="2"),
+             ToolCall(name="nope", args={}, id="3")]
+    message = AIMessage("", tool_calls=calls)
+    record(t, "dict", node.invoke, {"messages": [message]}, config)
+    record(t, "list", node.invoke, [message], config)
+    record(t, "async", lambda: asyncio.run(node.ainvoke({"messages": [message]}, config)))
+    return t.items
+
+
+@scenario
+def typed_interrupt_bad_answer_spares_siblings(lib: Any) -> list[Any]:
+    """A bad answer to one of two parallel interrupts does not cut off the other answered
+    task: it finishes once, keeps its write, and does not run again on the next resume."""
+    t = Transcript()
+    sent: list[str] = []
+
+    class Log(TypedDict, total=False):
+        log: Annotated[list[str], operator.add]
+
+    async def send(state: Log) -> Log:
+        lib.interrupt("send?", response_schema=Decision)
+        sent.append("email")
+        for _ in range(3):  # awaits after its side effect: a cancel would land here
+            await asyncio.sleep(0)
+        return {"log": ["sent"]}
+
+    async def check(state: Log) -> Log:
+        lib.interrupt("check?", response_schema=Decision)
+        return {"log": ["checked"]}
+
+    b = lib.StateGraph(Log)
+    b.add_node("send", send)
+    b.add_node("check", check)
+    b.add_edge(lib.START, "send")
+    b.add_edge(lib.START, "check")
+    g = b.compile(checkpointer=lib.InMemorySaver())
+
+    async def go() -> None:
+        await g.ainvoke({"log": []}, cfg("1"))
+        ids = {i.value: i.id for i in (await g.aget_state(cfg("1"))).interrupts}
+        bad = {ids["send?"]: {"approved": True}, ids["check?"]: {"approved": "maybe"}}
+        try:
+            await g.ainvoke(lib.Command(resume=bad), cfg("1"))
+        except Exception as error:  # noqa: BLE001 - part of the transcript
+            t.add("bad", type(error).__name__)
+        t.add("pending", [i.value for i in (await g.aget_state(cfg("1"))).interrupts])
+        good = lib.Command(resume={ids["check?"]: {"approved": True}})
+        t.add("good", sorted((await g.ainvoke(good, cfg("1")))["log"]))
+
+    asyncio.run(go())
+    t.add("sent", sent)
+    return t.items
