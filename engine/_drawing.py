@@ -16,6 +16,7 @@ import typing
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from ._drawing_render import as_langchain, bare_mermaid, need_langchain
 from ._plan import branch_channel
 from ._step import PULL, Task, apply_writes
 from .types import END, START
@@ -41,13 +42,16 @@ class DrawnNode(dict):  # type: ignore[type-arg]
     do its `id`, `name`, `data` (the node's runnable: langgraph-swarm reads a `ToolNode`'s tools
     there, issue 27) and `metadata`."""
 
-    __slots__ = ("id", "data", "metadata")
+    __slots__ = ("id", "data", "metadata", "label")
 
-    def __init__(self, name: str, runnable: Any = None, metadata: Any = None) -> None:
+    def __init__(
+        self, name: str, runnable: Any = None, metadata: Any = None, label: str | None = None
+    ) -> None:
         super().__init__(name=name)
         self.id = name
         self.data = runnable
         self.metadata = metadata or None
+        self.label = label or name  # drawn text: an `xray` node keeps its own short name
 
     @property
     def name(self) -> str:
@@ -82,14 +86,30 @@ class DrawableGraph:
             edges.append(item)
         return {"nodes": nodes, "edges": edges}
 
-    def draw_mermaid(self) -> str:
-        lines = ["graph TD;"]
-        for name, data in self.nodes.items():
-            lines.append(f"\t{name}([{name}])" if data is None or name == START else f"\t{name}({name})")
-        for edge in self.edges:
-            arrow = "-.->" if edge.conditional else "-->"
-            lines.append(f"\t{edge.source} {arrow} {edge.target};")
-        return "\n".join(lines) + "\n"
+    def draw_mermaid(self, **options: Any) -> str:
+        """Mermaid flowchart text, as LangGraph's (`with_styles`, `curve_style`,
+        `node_colors`, `wrap_label_n_words`, `frontmatter_config`; issue 29)."""
+        graph = as_langchain(self)
+        if graph is None and not options:
+            return bare_mermaid(self)
+        return need_langchain(self, "draw_mermaid(...)").draw_mermaid(**options)
+
+    def draw_ascii(self) -> str:
+        """The graph as ASCII art (LangChain's renderer; its layout needs `grandalf`)."""
+        return need_langchain(self, "draw_ascii()").draw_ascii()
+
+    def print_ascii(self) -> None:
+        print(self.draw_ascii())  # noqa: T201 - what it is for
+
+    def draw_mermaid_png(self, **options: Any) -> bytes:
+        """A PNG of the Mermaid text, rendered as LangGraph's (`draw_method` picks the
+        renderer: the Mermaid web service by default, or a local browser with pyppeteer)."""
+        return need_langchain(self, "draw_mermaid_png(...)").draw_mermaid_png(**options)
+
+    def draw_png(self, output_file_path: str | None = None, **options: Any) -> Any:
+        """A PNG drawn with Graphviz (needs `pygraphviz`), as LangGraph's."""
+        graph = need_langchain(self, "draw_png(...)")
+        return graph.draw_png(output_file_path, **options)
 
     # -- LangChain Graph's operations, for replacing a subgraph node (xray) -----------------
 
@@ -135,8 +155,10 @@ class DrawableGraph:
         del self.nodes[name]
         self.metadata.pop(name, None)
         for node, data in sub.nodes.items():
+            label = getattr(data, "label", None) or node
             self.nodes[f"{name}:{node}"] = None if data is None else DrawnNode(
-                f"{name}:{node}", getattr(data, "data", None), getattr(data, "metadata", None))
+                f"{name}:{node}", getattr(data, "data", None), getattr(data, "metadata", None),
+                label)
             if sub.metadata.get(node):
                 self.metadata[f"{name}:{node}"] = sub.metadata[node]
         self.edges = [
