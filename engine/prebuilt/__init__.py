@@ -31,6 +31,7 @@ from ._tool_node import (
     ToolRuntime,
     tools_condition,
 )
+from ._validation_node import ValidationNode
 
 __all__ = [
     "AgentState",
@@ -44,6 +45,7 @@ __all__ = [
     "ToolInvocationError",
     "ToolNode",
     "ToolRuntime",
+    "ValidationNode",
     "create_react_agent",
     "tools_condition",
 ]

@@ -179,3 +179,38 @@ def typed_interrupt_bad_answer_spares_siblings(lib: Any) -> list[Any]:
     asyncio.run(go())
     t.add("sent", sent)
     return t.items
+
+
+class Pick(BaseModel):
+    a: int
+
+
+@scenario
+def validation_node_in_graph(lib: Any) -> list[Any]:
+    """`ValidationNode` in a graph: valid calls come back as JSON, invalid ones as errors
+    marked `is_error`; called directly with a list it answers with a list."""
+    import warnings
+
+    t = Transcript()
+    calls = [ToolCall(name="Pick", args={"a": 1}, id="1"),
+             ToolCall(name="Pick", args={"a": "x"}, id="2")]
+
+    def model(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage("", id="ai", tool_calls=calls)]}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LangGraph marks it deprecated
+        node = lib.ValidationNode([Pick])
+    b = lib.StateGraph(lib.MessagesState)
+    b.add_node("model", model)
+    b.add_node("validation", node)
+    b.add_edge(lib.START, "model")
+    b.add_edge("model", "validation")
+    g = b.compile()
+
+    def errors(messages: list[Any]) -> list[Any]:
+        return [(m.content.split("\n")[0][:40], m.additional_kwargs) for m in messages]
+
+    t.add("graph", errors(g.invoke({"messages": []})["messages"][1:]))
+    t.add("direct", errors(node.invoke([AIMessage("", tool_calls=calls)])))
+    return t.items
