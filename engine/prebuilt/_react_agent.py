@@ -93,19 +93,44 @@ def _lambda(func: Callable[[Any], Any]) -> Runnable[Any, Any]:
     return RunnableLambda(func, afunc=afunc, name=PROMPT_RUNNABLE_NAME)
 
 
-def _prompt_function(prompt: Any) -> Callable[[Any], Any] | None:
+PromptFn = Callable[[Any, Any, dict[str, Any]], Any]  # (state, runtime, config) -> messages
+_PROMPT_KWARGS = ("config", "store", "runtime", "writer")
+
+
+def _prompt_function(prompt: Any) -> PromptFn | None:
     """A plain prompt (none, text, a system message, a sync function) as a function from the
     state to the model's messages; None for a Runnable or async prompt."""
     if prompt is None:
-        return lambda state: _value(state, "messages")
+        return lambda state, runtime, config: _value(state, "messages")
     if isinstance(prompt, str):
         prompt = SystemMessage(content=prompt)
     if isinstance(prompt, SystemMessage):
         system = prompt
-        return lambda state: [system, *_value(state, "messages")]
+        return lambda state, runtime, config: [system, *_value(state, "messages")]
     if isinstance(prompt, Runnable) or inspect.iscoroutinefunction(prompt):
         return None
-    return prompt if callable(prompt) else None
+    return _injecting(prompt) if callable(prompt) else None
+
+
+def _injecting(fn: Callable[..., Any]) -> PromptFn:
+    """A prompt function called with what its signature asks for besides the state
+    (`config`, `store`, `runtime`, `writer`), as LangGraph injects them (issue 29)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    wanted = tuple(name for name in _PROMPT_KWARGS if name in params)
+    if not wanted:
+        return lambda state, runtime, config: fn(state)
+
+    def call(state: Any, runtime: Any, config: dict[str, Any]) -> Any:
+        values = {
+            "config": config, "runtime": runtime, "store": getattr(runtime, "store", None),
+            "writer": getattr(runtime, "stream_writer", None),
+        }
+        return fn(state, **{name: values[name] for name in wanted})
+
+    return call
 
 
 def _no_sync_prompt(_: Any) -> Any:
@@ -306,6 +331,8 @@ class _Agent:
         # two extra LangChain runs per call (~200 µs; LangGraph drops their `seq:step` tags
         # from `messages` metadata anyway).
         self.prompt_fn = _prompt_function(prompt)
+        # an async prompt function, called with what it asks for (async runs only)
+        self.aprompt_fn = _injecting(prompt) if inspect.iscoroutinefunction(prompt) else None
         if not self.dynamic:
             if isinstance(model, str):
                 model = _init_chat_model(model)
@@ -365,15 +392,30 @@ class _Agent:
                 "agent.ainvoke() or agent.astream(), or provide a sync model callable."
             )
         model_input = self.model_input(state)
-        if self.bound is not None and self.prompt_fn is not None:
-            return self.answer(state, self.bound.invoke(self.prompt_fn(model_input), config))
+        if self.prompt_fn is not None:
+            model = self.bound if self.bound is not None else self.model(state, runtime)
+            messages = self.prompt_fn(model_input, runtime, config)
+            if isinstance(messages, Runnable):  # e.g. `SystemMessage(...) + messages`
+                messages = messages.invoke(model_input, config)
+            return self.answer(state, model.invoke(messages, config))
         return self.answer(state, self.resolve(state, runtime).invoke(model_input, config))
 
     async def acall(self, state: Any, runtime: Any, config: dict[str, Any]) -> dict[str, Any]:
         model_input = self.model_input(state)
-        if self.bound is not None and self.prompt_fn is not None:
-            messages = self.prompt_fn(model_input)
-            return self.answer(state, await self.bound.ainvoke(messages, config))
+        prompt = self.prompt_fn or self.aprompt_fn
+        if prompt is not None:
+            if self.bound is not None:
+                model = self.bound
+            elif self.async_dynamic:
+                model = await self.model(state, runtime)
+            else:
+                model = self.model(state, runtime)
+            messages = prompt(model_input, runtime, config)
+            if self.aprompt_fn is not None:
+                messages = await messages
+            if isinstance(messages, Runnable):  # run as LangGraph runs a returned runnable
+                messages = await messages.ainvoke(model_input, config)
+            return self.answer(state, await model.ainvoke(messages, config))
         model = await self.aresolve(state, runtime)
         return self.answer(state, await model.ainvoke(model_input, config))
 

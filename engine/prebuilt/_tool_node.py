@@ -17,6 +17,7 @@ import inspect
 import json
 import types
 import typing
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
@@ -75,6 +76,17 @@ class ToolCallRequest:
     tool: BaseTool | None
     state: Any
     runtime: ToolRuntime
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Changing a field in place is deprecated, as in LangGraph (issue 29): a wrapper
+        that retries must not see its own edits; `override()` makes a new request."""
+        if name in self.__dict__:
+            warnings.warn(
+                f"Setting attribute '{name}' on ToolCallRequest is deprecated. Use the "
+                "override() method instead to create a new instance with modified values.",
+                DeprecationWarning, stacklevel=2,
+            )
+        object.__setattr__(self, name, value)
 
     def override(self, **overrides: Any) -> ToolCallRequest:
         """A new request with `tool_call`, `tool` or `state` replaced (a new state also

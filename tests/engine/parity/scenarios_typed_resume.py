@@ -214,3 +214,44 @@ def validation_node_in_graph(lib: Any) -> list[Any]:
     t.add("graph", errors(g.invoke({"messages": []})["messages"][1:]))
     t.add("direct", errors(node.invoke([AIMessage("", tool_calls=calls)])))
     return t.items
+
+
+@scenario
+def react_prompt_injection(lib: Any) -> list[Any]:
+    """A prompt function asking for `config` and `store` gets them; one returning a prompt
+    runnable (`SystemMessage + messages`) has it run on the state. Sync and async."""
+    import warnings
+
+    from langchain_core.messages import SystemMessage
+
+    from ..fake_chat import FakeToolModel, ai
+
+    t = Transcript()
+    store = lib.InMemoryStore()
+    store.put(("memories", "1"), "name", {"data": "Alice"})
+
+    # unannotated, as LangGraph only injects parameters typed as it expects (or untyped)
+    def with_store(state, config, *, store):  # type: ignore[no-untyped-def]
+        user = config["configurable"]["user_id"]
+        return [SystemMessage(store.get(("memories", user), "name").value["data"]),
+                *state["messages"]]
+
+    async def awith_store(state, config, *, store):  # type: ignore[no-untyped-def]
+        return with_store(state, config, store=store)
+
+    def template(state, config):  # type: ignore[no-untyped-def]
+        return SystemMessage("foo") + state["messages"]
+
+    for name, prompt in (("store", with_store), ("astore", awith_store),
+                         ("template", template)):
+        model = FakeToolModel(script=[ai("done", id="a1"), ai("done", id="a2")])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # LangGraph marks create_react_agent deprecated
+            agent = lib.create_react_agent(model, [], prompt=prompt, store=store)
+        config = {"configurable": {"user_id": "1"}}
+        inp = {"messages": [("user", "hi")]}
+        if name != "astore":
+            agent.invoke(inp, config)
+        asyncio.run(agent.ainvoke(inp, config))
+        t.add(name, [[(m.type, m.content) for m in seen] for seen in model.seen])
+    return t.items
