@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ._resume_schema import resume_check
+from ._resume_schema import resume_adapter, surfaced_schema, validate_resume
 from .errors import GraphInterrupt
 from .types import Interrupt
 
@@ -138,21 +138,21 @@ def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     """Pause the run and surface `value`; returns the resume value once resumed.
 
     The node re-runs from its start on resume, so the i-th `interrupt()` call of a task
-    returns the i-th resume value it was given (SPEC §1). With `response_schema` the answer is
-    validated into that type first (issue 29, `_resume_schema`).
+    returns the i-th resume value it was given (SPEC §1). With `response_schema` the answer
+    is validated into it (`_resume_schema`, issue 29); an invalid one is not kept.
     """
     scope = _scope("interrupt")
-    check, schema = resume_check(response_schema) if response_schema is not None else (None, None)
+    adapter = resume_adapter(response_schema)
     index = scope.interrupt_index
     scope.interrupt_index += 1
     if index < len(scope.resume):
-        resumed = scope.resume[index]
-        return check(resumed) if check is not None else resumed
+        return validate_resume(adapter, scope.resume[index])
     iid = interrupt_id(scope.ns, index)
     resumed = scope.run.take_resume(iid)
     if resumed is not NOTHING:
-        answer = check(resumed) if check is not None else resumed  # a bad answer is not kept
+        checked = validate_resume(adapter, resumed)
         scope.resume.append(resumed)
         scope.task.resume = list(scope.resume)
-        return answer
+        return checked
+    schema = surfaced_schema(response_schema, adapter)
     raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema),))

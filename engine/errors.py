@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._resume_schema import is_invalid_resume
+
 if TYPE_CHECKING:
     from .types import Command, Interrupt
 
@@ -119,11 +121,3 @@ class ParentCommand(GraphBubbleUp):
         super().__init__(command)
         self.command = command
         self.target: object = None  # the run whose graph applies the command
-
-
-def is_invalid_resume(error: BaseException) -> bool:
-    """Whether `error` is the `ValidationError` of a resume value its interrupt's
-    `response_schema` rejected (issue 29): a bad answer, not a bad tool argument."""
-    from ._resume_schema import is_marked
-
-    return is_marked(error)
