@@ -36,3 +36,35 @@ def drawing_ascii_without_grandalf(lib: Any) -> list[Any]:
     name, graph = next(iter(_shapes(lib)))
     t.call(name, graph.get_graph().draw_ascii)
     return t.items
+
+
+@scenario
+def drawing_node_return_annotations(lib: Any) -> list[Any]:
+    """Only `Command[Literal[...]]` (also in a Union) names a node's destinations; a bare
+    `Literal` return is a value. Edges compare as LangChain's (source, target, data,
+    conditional) tuples."""
+    from typing import Literal, TypedDict, Union
+
+    class S(TypedDict, total=False):
+        x: int
+
+    def bare(state: S) -> Literal["b"]:  # type: ignore[return]
+        return {}  # type: ignore[return-value]
+
+    def union(state: S) -> Union[lib.Command[Literal["b", "c"]], dict]:  # noqa: UP007
+        return {}
+
+    def f(state: S) -> dict[str, Any]:
+        return {}
+
+    t = Transcript()
+    for name, first in (("bare", bare), ("union", union)):
+        b = lib.StateGraph(S)
+        b.add_node("a", first)
+        b.add_node("b", f)
+        b.add_node("c", f)
+        b.add_edge(lib.START, "a")
+        drawn = b.compile().get_graph()
+        t.add(name, [tuple(e) for e in drawn.edges])
+        t.call(f"{name}_mermaid", drawn.draw_mermaid, with_styles=False)
+    return t.items
