@@ -76,10 +76,13 @@ def _writes_of(run: Run, task: Task, output: Any) -> list[tuple[str, Any]]:
         return task.node.writer(output)
     elif isinstance(output, Command):
         writes = _command(run, output)
-    elif isinstance(output, (list, tuple)) and output and all(
+    elif isinstance(output, (list, tuple)) and output and any(
         isinstance(c, Command) for c in output
-    ):
-        writes = [w for c in output for w in _command(run, c)]
+    ):  # updates and Commands, applied in order (as LangGraph)
+        writes = [
+            w for c in output
+            for w in (_command(run, c) if isinstance(c, Command) else plan.updates_of(c))
+        ]
         plan.check_single_writes(writes)
     else:
         writes = plan.updates_of(output)

@@ -22,6 +22,7 @@ from ._react_agent import (
     create_react_agent,
 )
 from ._tool_node import (
+    TOOL_CALL_ERROR_TEMPLATE,
     InjectedState,
     InjectedStore,
     ToolCallRequest,
@@ -34,6 +35,7 @@ from ._tool_node import (
 from ._validation_node import ValidationNode
 
 __all__ = [
+    "TOOL_CALL_ERROR_TEMPLATE",
     "AgentState",
     "AgentStatePydantic",
     "AgentStateWithStructuredResponse",

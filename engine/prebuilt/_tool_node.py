@@ -38,6 +38,7 @@ from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, i
 from ._standalone import standalone_call
 
 __all__ = [
+    "TOOL_CALL_ERROR_TEMPLATE",
     "InjectedState",
     "InjectedStore",
     "ToolCallRequest",
@@ -52,7 +53,7 @@ InputType = Literal["list", "dict", "tool_calls"]
 
 # LangGraph's message texts: the model reads them, so they are behaviour, kept word for word.
 INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
-TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
+TOOL_CALL_ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 TOOL_INVOCATION_ERROR = (
     "Error invoking tool '{tool_name}' with kwargs {tool_kwargs} with error:\n"
     " {error}\n"
@@ -154,7 +155,7 @@ def _default_handle_tool_errors(e: Exception) -> str:
 
 def _error_content(error: Exception, flag: Any) -> str:
     if isinstance(flag, (bool, tuple)) or (isinstance(flag, type) and issubclass(flag, Exception)):
-        return TOOL_CALL_ERROR.format(error=repr(error))
+        return TOOL_CALL_ERROR_TEMPLATE.format(error=repr(error))
     if isinstance(flag, str):
         return flag
     if callable(flag):
@@ -218,7 +219,9 @@ class _ToolCommand(Command, ToolOutputMixin):
 def _lc_output(value: Any) -> Any:
     if type(value) is Command:
         return _ToolCommand(value.graph, value.update, value.resume, value.goto)
-    if isinstance(value, list) and value and all(type(v) is Command for v in value):
+    if isinstance(value, list) and any(type(v) is Command for v in value) and all(
+        type(v) is Command or isinstance(v, ToolOutputMixin) for v in value
+    ):  # Commands, maybe with ToolMessages: LangChain passes such a list through
         return [_lc_output(v) for v in value]
     return value
 
@@ -248,7 +251,28 @@ def _command_aware(tool: BaseTool) -> BaseTool:
             return _lc_output(await coroutine(*args, **kwargs))
 
         update["coroutine"] = arun
-    return tool.model_copy(update=update) if update else tool
+    if update:
+        return tool.model_copy(update=update)
+    return _methods_command_aware(tool)
+
+
+def _methods_command_aware(tool: BaseTool) -> BaseTool:
+    """A copy of a `BaseTool` subclass whose `_run`/`_arun` results are converted the same
+    way (issue 29): the copy's own attributes shadow the class's methods."""
+    copy = tool.model_copy()
+    sync_run, async_run = tool._run, tool._arun
+
+    @functools.wraps(sync_run)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _lc_output(sync_run(*args, **kwargs))
+
+    @functools.wraps(async_run)
+    async def arun(*args: Any, **kwargs: Any) -> Any:
+        return _lc_output(await async_run(*args, **kwargs))
+
+    object.__setattr__(copy, "_run", run)
+    object.__setattr__(copy, "_arun", arun)
+    return copy
 
 
 # -- the node -------------------------------------------------------------------------------------
@@ -644,20 +668,20 @@ class ToolNode:
         return command
 
     def _combine(self, outputs: list[Any], input_type: InputType) -> Any:
-        """All messages as one update; with Commands, a list of Commands in call order (the
-        messages wrapped as updates), parent-graph Sends merged into one Command last."""
+        """All messages as one update; with Commands, a list of updates in call order (each
+        message a plain update, each Command as is), parent-graph Sends merged into one
+        Command last (as LangGraph)."""
         flat: list[Any] = []
         for output in outputs:
             flat.extend(output) if isinstance(output, list) else flat.append(output)
         key = self._messages_key
         if not any(isinstance(o, Command) for o in flat):
             return flat if input_type == "list" else {key: flat}
-        combined: list[Command] = []
+        combined: list[Any] = []
         parent: Command | None = None
         for output in flat:
-            if not isinstance(output, Command):
-                update = [output] if input_type == "list" else {key: [output]}
-                combined.append(Command(update=update))
+            if not isinstance(output, Command):  # a plain update beside the Commands
+                combined.append([output] if input_type == "list" else {key: [output]})
             elif output.graph == Command.PARENT and isinstance(output.goto, list) and all(
                 isinstance(s, Send) for s in output.goto
             ):

@@ -255,3 +255,48 @@ def react_prompt_injection(lib: Any) -> list[Any]:
         asyncio.run(agent.ainvoke(inp, config))
         t.add(name, [[(m.type, m.content) for m in seen] for seen in model.seen])
     return t.items
+
+
+@scenario
+def tool_node_command_shapes(lib: Any) -> list[Any]:
+    """A `BaseTool` subclass returning a Command, and a tool returning [Command, ToolMessage]:
+    called directly (the output mixes plain updates and Commands, as LangGraph's) and in a
+    graph (both updates applied)."""
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import BaseTool
+
+    class Extra(TypedDict, total=False):
+        messages: Annotated[list[Any], operator.add]
+        foo: str
+
+    class Handoff(BaseTool):
+        name: str = "handoff"
+        description: str = "Hands off."
+
+        def _run(self, **kwargs: Any) -> Any:
+            return lib.Command(update={"messages": [ToolMessage("moved", tool_call_id="1")]})
+
+        async def _arun(self, **kwargs: Any) -> Any:
+            return self._run()
+
+    @tool
+    def both() -> Any:
+        """Sets foo and answers."""
+        return [lib.Command(update={"foo": "bar"}), ToolMessage("done", tool_call_id="2")]
+
+    t = Transcript()
+    node = lib.ToolNode([Handoff(), both])
+    calls = [ToolCall(name="handoff", args={}, id="1"), ToolCall(name="both", args={}, id="2")]
+    message = AIMessage("", id="ai", tool_calls=calls)
+    if lib.name == "lg":
+        from langgraph.runtime import Runtime
+    else:
+        from engine import Runtime
+    config = {"configurable": {"__pregel_runtime": Runtime()}}
+    record(t, "direct", node.invoke, {"messages": [message]}, config)
+    record(t, "adirect", lambda: asyncio.run(node.ainvoke({"messages": [message]}, config)))
+    b = lib.StateGraph(Extra)
+    b.add_node("tools", node)
+    b.add_edge(lib.START, "tools")
+    record(t, "graph", b.compile().invoke, {"messages": [message]})
+    return t.items
