@@ -35,13 +35,13 @@ from ._tool_node import (
 from ._validation_node import ValidationNode
 
 __all__ = [
-    "TOOL_CALL_ERROR_TEMPLATE",
     "AgentState",
     "AgentStatePydantic",
     "AgentStateWithStructuredResponse",
     "AgentStateWithStructuredResponsePydantic",
     "InjectedState",
     "InjectedStore",
+    "TOOL_CALL_ERROR_TEMPLATE",
     "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .._managed import RemainingSteps
 from .._messages import add_messages
 from ..types import Send
+from ._standalone import standalone_call
 from ._tool_node import ToolCallWithContext, ToolNode
 
 __all__ = [
@@ -236,6 +237,17 @@ class _Node:
         return self.func(state, runtime, config)
 
     async def _graphrun_acall(self, state: Any, config: dict[str, Any], runtime: Any) -> Any:
+        return await self.afunc(state, runtime, config)
+
+    def invoke(self, state: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the node alone (`graph.nodes["agent"].invoke(...)`, as LangGraph's)."""
+        config, runtime = standalone_call(config)
+        return self.func(state, runtime, config)
+
+    async def ainvoke(
+        self, state: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        config, runtime = standalone_call(config)
         return await self.afunc(state, runtime, config)
 
 

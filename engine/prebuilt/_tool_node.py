@@ -38,9 +38,9 @@ from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, i
 from ._standalone import standalone_call
 
 __all__ = [
-    "TOOL_CALL_ERROR_TEMPLATE",
     "InjectedState",
     "InjectedStore",
+    "TOOL_CALL_ERROR_TEMPLATE",
     "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",

@@ -300,3 +300,42 @@ def tool_node_command_shapes(lib: Any) -> list[Any]:
     b.add_edge(lib.START, "tools")
     record(t, "graph", b.compile().invoke, {"messages": [message]})
     return t.items
+
+
+@scenario
+def compiled_node_invoked_directly(lib: Any) -> list[Any]:
+    """`graph.nodes[name].invoke(...)`: a prebuilt agent's tool node, and a plain function
+    node, run alone (sync and async)."""
+    import warnings
+
+    from ..fake_chat import FakeToolModel, ai
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    t = Transcript()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LangGraph marks create_react_agent deprecated
+        agent = lib.create_react_agent(FakeToolModel(script=[ai("x", id="1")]), [add])
+    if lib.name == "lg":
+        from langgraph.runtime import Runtime
+    else:
+        from engine import Runtime
+    config = {"configurable": {"__pregel_runtime": Runtime()}}
+    call = ToolCall(name="add", args={"a": 1, "b": 2}, id="c")
+    inp = {"messages": [AIMessage("", tool_calls=[call])]}
+    record(t, "tools", agent.nodes["tools"].invoke, inp, config)
+    record(t, "atools", lambda: asyncio.run(agent.nodes["tools"].ainvoke(inp, config)))
+
+    def double(state: Answer) -> Answer:
+        return {"answer": state["answer"] * 2}
+
+    b = lib.StateGraph(Answer)
+    b.add_node("double", double)
+    b.add_edge(lib.START, "double")
+    g = b.compile()
+    record(t, "function", g.nodes["double"].invoke, {"answer": 2})
+    record(t, "afunction", lambda: asyncio.run(g.nodes["double"].ainvoke({"answer": 3})))
+    return t.items
