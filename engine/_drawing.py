@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import types
 import typing
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._drawing_render import as_langchain, bare_mermaid, need_langchain
 from ._plan import branch_channel
 from ._step import PULL, Task, apply_writes
-from .types import END, START
+from .types import END, START, Command
 
 if TYPE_CHECKING:
     from ._pregel import CompiledStateGraph
@@ -28,12 +30,14 @@ __all__ = ["DrawableGraph", "graph_of"]
 _LIMIT = 250  # symbolic steps (as LangGraph): enough for any cycle to show all its edges
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
+    """A drawn edge; a tuple in LangChain's `Edge` field order, so the two compare equal
+    (programs check `get_graph().edges` against LangChain edges; issue 29)."""
+
     source: str
     target: str
-    conditional: bool = False
     data: Any = None
+    conditional: bool = False
 
 
 class DrawnNode(dict):  # type: ignore[type-arg]
@@ -41,13 +45,16 @@ class DrawnNode(dict):  # type: ignore[type-arg]
     do its `id`, `name`, `data` (the node's runnable: langgraph-swarm reads a `ToolNode`'s tools
     there, issue 27) and `metadata`."""
 
-    __slots__ = ("id", "data", "metadata")
+    __slots__ = ("id", "data", "metadata", "label")
 
-    def __init__(self, name: str, runnable: Any = None, metadata: Any = None) -> None:
+    def __init__(
+        self, name: str, runnable: Any = None, metadata: Any = None, label: str | None = None
+    ) -> None:
         super().__init__(name=name)
         self.id = name
         self.data = runnable
         self.metadata = metadata or None
+        self.label = label or name  # drawn text: an `xray` node keeps its own short name
 
     @property
     def name(self) -> str:
@@ -82,14 +89,30 @@ class DrawableGraph:
             edges.append(item)
         return {"nodes": nodes, "edges": edges}
 
-    def draw_mermaid(self) -> str:
-        lines = ["graph TD;"]
-        for name, data in self.nodes.items():
-            lines.append(f"\t{name}([{name}])" if data is None or name == START else f"\t{name}({name})")
-        for edge in self.edges:
-            arrow = "-.->" if edge.conditional else "-->"
-            lines.append(f"\t{edge.source} {arrow} {edge.target};")
-        return "\n".join(lines) + "\n"
+    def draw_mermaid(self, **options: Any) -> str:
+        """Mermaid flowchart text, as LangGraph's (`with_styles`, `curve_style`,
+        `node_colors`, `wrap_label_n_words`, `frontmatter_config`; issue 29)."""
+        graph = as_langchain(self)
+        if graph is None and not options:
+            return bare_mermaid(self)
+        return need_langchain(self, "draw_mermaid(...)").draw_mermaid(**options)
+
+    def draw_ascii(self) -> str:
+        """The graph as ASCII art (LangChain's renderer; its layout needs `grandalf`)."""
+        return need_langchain(self, "draw_ascii()").draw_ascii()
+
+    def print_ascii(self) -> None:
+        print(self.draw_ascii())  # noqa: T201 - what it is for
+
+    def draw_mermaid_png(self, **options: Any) -> bytes:
+        """A PNG of the Mermaid text, rendered as LangGraph's (`draw_method` picks the
+        renderer: the Mermaid web service by default, or a local browser with pyppeteer)."""
+        return need_langchain(self, "draw_mermaid_png(...)").draw_mermaid_png(**options)
+
+    def draw_png(self, output_file_path: str | None = None, **options: Any) -> Any:
+        """A PNG drawn with Graphviz (needs `pygraphviz`), as LangGraph's."""
+        graph = need_langchain(self, "draw_png(...)")
+        return graph.draw_png(output_file_path, **options)
 
     # -- LangChain Graph's operations, for replacing a subgraph node (xray) -----------------
 
@@ -98,7 +121,7 @@ class DrawableGraph:
             return
         if target == END and target not in self.nodes:
             self.nodes[END] = None
-        self.edges.append(Edge(source, target, conditional, data))
+        self.edges.append(Edge(source, target, data, conditional))
 
     def first_node(self, exclude: tuple[str, ...] = ()) -> str | None:
         targets = {e.target for e in self.edges if e.source not in exclude}
@@ -135,20 +158,21 @@ class DrawableGraph:
         del self.nodes[name]
         self.metadata.pop(name, None)
         for node, data in sub.nodes.items():
+            label = getattr(data, "label", None) or node
             self.nodes[f"{name}:{node}"] = None if data is None else DrawnNode(
-                f"{name}:{node}", getattr(data, "data", None), getattr(data, "metadata", None))
+                f"{name}:{node}", getattr(data, "data", None), getattr(data, "metadata", None),
+                label)
             if sub.metadata.get(node):
                 self.metadata[f"{name}:{node}"] = sub.metadata[node]
         self.edges = [
-            dataclasses.replace(
-                e,
+            e._replace(
                 source=f"{name}:{last}" if e.source == name else e.source,
                 target=f"{name}:{first}" if e.target == name else e.target,
             )
             for e in self.edges
         ]
         self.edges += [
-            dataclasses.replace(e, source=f"{name}:{e.source}", target=f"{name}:{e.target}")
+            e._replace(source=f"{name}:{e.source}", target=f"{name}:{e.target}")
             for e in sub.edges
         ]
 
@@ -242,7 +266,29 @@ def _branch_targets(branch: Any) -> list[tuple[str, Any]]:
 def _destinations(spec: Any) -> tuple[str, ...]:
     if spec.destinations:
         return tuple(spec.destinations)
-    return _literal_return(spec.action)  # `-> Command[Literal["a", "b"]]`
+    return _command_return(spec.action)
+
+
+def _command_return(fn: Any) -> tuple[str, ...]:
+    """The names a node's `-> Command[Literal[...]]` (also inside a Union) lists; a bare
+    `Literal` return is a value, not a destination (as LangGraph; issue 29)."""
+    hint = _return_hint(fn)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next((a for a in typing.get_args(hint) if typing.get_origin(a) is Command), None)
+    if typing.get_origin(hint) is not Command or not typing.get_args(hint):
+        return ()
+    ends = typing.get_args(hint)[0]
+    if typing.get_origin(ends) is not typing.Literal:
+        return ()
+    return tuple(a for a in typing.get_args(ends) if isinstance(a, str))
+
+
+def _return_hint(fn: Any) -> Any:
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", None)
+    try:
+        return typing.get_type_hints(target).get("return") if target is not None else None
+    except Exception:  # unresolvable annotations: nothing known
+        return None
 
 
 def _literal_return(fn: Any) -> tuple[str, ...]:

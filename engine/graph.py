@@ -62,6 +62,20 @@ class NodeSpec:
         """A copy with some fields replaced (LangGraph's `PregelNode.copy`)."""
         return dataclasses.replace(self, **(update or {}))
 
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the node's action alone, as LangGraph's `graph.nodes[name].invoke` (issue 29)."""
+        if hasattr(self.action, "invoke"):
+            return self.action.invoke(input, config, **kwargs)
+        return self.action(input)
+
+    async def ainvoke(
+        self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        if hasattr(self.action, "ainvoke"):
+            return await self.action.ainvoke(input, config, **kwargs)
+        result = self.action(input)
+        return await result if inspect.isawaitable(result) else result
+
 
 @dataclasses.dataclass(slots=True)
 class BranchSpec:

@@ -14,8 +14,15 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess tes
         "pip install -e '.[langchain]')"
     ) from error
 
-from ._react_agent import AgentState, create_react_agent
+from ._react_agent import (
+    AgentState,
+    AgentStatePydantic,
+    AgentStateWithStructuredResponse,
+    AgentStateWithStructuredResponsePydantic,
+    create_react_agent,
+)
 from ._tool_node import (
+    TOOL_CALL_ERROR_TEMPLATE,
     InjectedState,
     InjectedStore,
     ToolCallRequest,
@@ -25,16 +32,22 @@ from ._tool_node import (
     ToolRuntime,
     tools_condition,
 )
+from ._validation_node import ValidationNode
 
 __all__ = [
     "AgentState",
+    "AgentStatePydantic",
+    "AgentStateWithStructuredResponse",
+    "AgentStateWithStructuredResponsePydantic",
     "InjectedState",
     "InjectedStore",
+    "TOOL_CALL_ERROR_TEMPLATE",
     "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",
     "ToolNode",
     "ToolRuntime",
+    "ValidationNode",
     "create_react_agent",
     "tools_condition",
 ]

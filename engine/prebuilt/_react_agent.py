@@ -22,10 +22,12 @@ from pydantic import BaseModel
 from .._managed import RemainingSteps
 from .._messages import add_messages
 from ..types import Send
+from ._standalone import standalone_call
 from ._tool_node import ToolCallWithContext, ToolNode
 
 __all__ = [
-    "AgentState", "AgentStateWithStructuredResponse", "create_react_agent", "input_schema_for",
+    "AgentState", "AgentStatePydantic", "AgentStateWithStructuredResponse",
+    "AgentStateWithStructuredResponsePydantic", "create_react_agent", "input_schema_for",
     "make_node",
 ]
 
@@ -42,6 +44,20 @@ class AgentState(TypedDict):
 
 class AgentStateWithStructuredResponse(AgentState):
     """`AgentState` plus the final answer in the `response_format` schema."""
+
+    structured_response: dict[str, Any] | BaseModel
+
+
+class AgentStatePydantic(BaseModel):
+    """`AgentState` as a pydantic model, for agents whose nodes want attribute access
+    (issue 29); the default step budget only applies before the run fills it in."""
+
+    messages: Annotated[Sequence[BaseMessage], add_messages]
+    remaining_steps: RemainingSteps = 25
+
+
+class AgentStateWithStructuredResponsePydantic(AgentStatePydantic):
+    """`AgentStatePydantic` plus the final answer in the `response_format` schema."""
 
     structured_response: dict[str, Any] | BaseModel
 
@@ -78,19 +94,44 @@ def _lambda(func: Callable[[Any], Any]) -> Runnable[Any, Any]:
     return RunnableLambda(func, afunc=afunc, name=PROMPT_RUNNABLE_NAME)
 
 
-def _prompt_function(prompt: Any) -> Callable[[Any], Any] | None:
+PromptFn = Callable[[Any, Any, dict[str, Any]], Any]  # (state, runtime, config) -> messages
+_PROMPT_KWARGS = ("config", "store", "runtime", "writer")
+
+
+def _prompt_function(prompt: Any) -> PromptFn | None:
     """A plain prompt (none, text, a system message, a sync function) as a function from the
     state to the model's messages; None for a Runnable or async prompt."""
     if prompt is None:
-        return lambda state: _value(state, "messages")
+        return lambda state, runtime, config: _value(state, "messages")
     if isinstance(prompt, str):
         prompt = SystemMessage(content=prompt)
     if isinstance(prompt, SystemMessage):
         system = prompt
-        return lambda state: [system, *_value(state, "messages")]
+        return lambda state, runtime, config: [system, *_value(state, "messages")]
     if isinstance(prompt, Runnable) or inspect.iscoroutinefunction(prompt):
         return None
-    return prompt if callable(prompt) else None
+    return _injecting(prompt) if callable(prompt) else None
+
+
+def _injecting(fn: Callable[..., Any]) -> PromptFn:
+    """A prompt function called with what its signature asks for besides the state
+    (`config`, `store`, `runtime`, `writer`), as LangGraph injects them (issue 29)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    wanted = tuple(name for name in _PROMPT_KWARGS if name in params)
+    if not wanted:
+        return lambda state, runtime, config: fn(state)
+
+    def call(state: Any, runtime: Any, config: dict[str, Any]) -> Any:
+        values = {
+            "config": config, "runtime": runtime, "store": getattr(runtime, "store", None),
+            "writer": getattr(runtime, "stream_writer", None),
+        }
+        return fn(state, **{name: values[name] for name in wanted})
+
+    return call
 
 
 def _no_sync_prompt(_: Any) -> Any:
@@ -198,6 +239,17 @@ class _Node:
     async def _graphrun_acall(self, state: Any, config: dict[str, Any], runtime: Any) -> Any:
         return await self.afunc(state, runtime, config)
 
+    def invoke(self, state: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the node alone (`graph.nodes["agent"].invoke(...)`, as LangGraph's)."""
+        config, runtime = standalone_call(config)
+        return self.func(state, runtime, config)
+
+    async def ainvoke(
+        self, state: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        config, runtime = standalone_call(config)
+        return await self.afunc(state, runtime, config)
+
 
 def _check_args(
     state_schema: Any, response_format: Any, version: str, extra: dict[str, Any]
@@ -291,6 +343,8 @@ class _Agent:
         # two extra LangChain runs per call (~200 µs; LangGraph drops their `seq:step` tags
         # from `messages` metadata anyway).
         self.prompt_fn = _prompt_function(prompt)
+        # an async prompt function, called with what it asks for (async runs only)
+        self.aprompt_fn = _injecting(prompt) if inspect.iscoroutinefunction(prompt) else None
         if not self.dynamic:
             if isinstance(model, str):
                 model = _init_chat_model(model)
@@ -350,15 +404,30 @@ class _Agent:
                 "agent.ainvoke() or agent.astream(), or provide a sync model callable."
             )
         model_input = self.model_input(state)
-        if self.bound is not None and self.prompt_fn is not None:
-            return self.answer(state, self.bound.invoke(self.prompt_fn(model_input), config))
+        if self.prompt_fn is not None:
+            model = self.bound if self.bound is not None else self.model(state, runtime)
+            messages = self.prompt_fn(model_input, runtime, config)
+            if isinstance(messages, Runnable):  # e.g. `SystemMessage(...) + messages`
+                messages = messages.invoke(model_input, config)
+            return self.answer(state, model.invoke(messages, config))
         return self.answer(state, self.resolve(state, runtime).invoke(model_input, config))
 
     async def acall(self, state: Any, runtime: Any, config: dict[str, Any]) -> dict[str, Any]:
         model_input = self.model_input(state)
-        if self.bound is not None and self.prompt_fn is not None:
-            messages = self.prompt_fn(model_input)
-            return self.answer(state, await self.bound.ainvoke(messages, config))
+        prompt = self.prompt_fn or self.aprompt_fn
+        if prompt is not None:
+            if self.bound is not None:
+                model = self.bound
+            elif self.async_dynamic:
+                model = await self.model(state, runtime)
+            else:
+                model = self.model(state, runtime)
+            messages = prompt(model_input, runtime, config)
+            if self.aprompt_fn is not None:
+                messages = await messages
+            if isinstance(messages, Runnable):  # run as LangGraph runs a returned runnable
+                messages = await messages.ainvoke(model_input, config)
+            return self.answer(state, await model.ainvoke(messages, config))
         model = await self.aresolve(state, runtime)
         return self.answer(state, await model.ainvoke(model_input, config))
 

@@ -17,6 +17,7 @@ import inspect
 import json
 import types
 import typing
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
@@ -31,13 +32,15 @@ from pydantic import ValidationError
 from .._context import Runtime, current_scope
 from .._managed import managed_values
 from .._messages import REMOVE_ALL_MESSAGES
-from ..errors import GraphBubbleUp
+from ..errors import GraphBubbleUp, is_invalid_resume
 from ..types import Command, Send
 from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, inject, injections_of
+from ._standalone import standalone_call
 
 __all__ = [
     "InjectedState",
     "InjectedStore",
+    "TOOL_CALL_ERROR_TEMPLATE",
     "ToolCallRequest",
     "ToolCallWithContext",
     "ToolInvocationError",
@@ -50,7 +53,7 @@ InputType = Literal["list", "dict", "tool_calls"]
 
 # LangGraph's message texts: the model reads them, so they are behaviour, kept word for word.
 INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
-TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
+TOOL_CALL_ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
 TOOL_INVOCATION_ERROR = (
     "Error invoking tool '{tool_name}' with kwargs {tool_kwargs} with error:\n"
     " {error}\n"
@@ -74,6 +77,17 @@ class ToolCallRequest:
     tool: BaseTool | None
     state: Any
     runtime: ToolRuntime
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Changing a field in place is deprecated, as in LangGraph (issue 29): a wrapper
+        that retries must not see its own edits; `override()` makes a new request."""
+        if name in self.__dict__:
+            warnings.warn(
+                f"Setting attribute '{name}' on ToolCallRequest is deprecated. Use the "
+                "override() method instead to create a new instance with modified values.",
+                DeprecationWarning, stacklevel=2,
+            )
+        object.__setattr__(self, name, value)
 
     def override(self, **overrides: Any) -> ToolCallRequest:
         """A new request with `tool_call`, `tool` or `state` replaced (a new state also
@@ -141,7 +155,7 @@ def _default_handle_tool_errors(e: Exception) -> str:
 
 def _error_content(error: Exception, flag: Any) -> str:
     if isinstance(flag, (bool, tuple)) or (isinstance(flag, type) and issubclass(flag, Exception)):
-        return TOOL_CALL_ERROR.format(error=repr(error))
+        return TOOL_CALL_ERROR_TEMPLATE.format(error=repr(error))
     if isinstance(flag, str):
         return flag
     if callable(flag):
@@ -205,7 +219,9 @@ class _ToolCommand(Command, ToolOutputMixin):
 def _lc_output(value: Any) -> Any:
     if type(value) is Command:
         return _ToolCommand(value.graph, value.update, value.resume, value.goto)
-    if isinstance(value, list) and value and all(type(v) is Command for v in value):
+    if isinstance(value, list) and any(type(v) is Command for v in value) and all(
+        type(v) is Command or isinstance(v, ToolOutputMixin) for v in value
+    ):  # Commands, maybe with ToolMessages: LangChain passes such a list through
         return [_lc_output(v) for v in value]
     return value
 
@@ -235,7 +251,28 @@ def _command_aware(tool: BaseTool) -> BaseTool:
             return _lc_output(await coroutine(*args, **kwargs))
 
         update["coroutine"] = arun
-    return tool.model_copy(update=update) if update else tool
+    if update:
+        return tool.model_copy(update=update)
+    return _methods_command_aware(tool)
+
+
+def _methods_command_aware(tool: BaseTool) -> BaseTool:
+    """A copy of a `BaseTool` subclass whose `_run`/`_arun` results are converted the same
+    way (issue 29): the copy's own attributes shadow the class's methods."""
+    copy = tool.model_copy()
+    sync_run, async_run = tool._run, tool._arun
+
+    @functools.wraps(sync_run)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _lc_output(sync_run(*args, **kwargs))
+
+    @functools.wraps(async_run)
+    async def arun(*args: Any, **kwargs: Any) -> Any:
+        return _lc_output(await async_run(*args, **kwargs))
+
+    object.__setattr__(copy, "_run", run)
+    object.__setattr__(copy, "_arun", arun)
+    return copy
 
 
 # -- the node -------------------------------------------------------------------------------------
@@ -295,6 +332,18 @@ class ToolNode:
 
     def __repr__(self) -> str:
         return f"ToolNode(tools={list(self._tools_by_name)})"
+
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the calls outside a graph, as LangGraph's runnable `ToolNode` (issue 29)."""
+        config, runtime = standalone_call(config)
+        return self(input, config, runtime)
+
+    async def ainvoke(
+        self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """The async form of `invoke` (async tools run on the caller's loop)."""
+        config, runtime = standalone_call(config)
+        return await self._graphrun_acall(input, config, runtime)
 
     # the engine calls this with the node's config and runtime (see `Callee`)
     def __call__(self, input: Any, config: dict[str, Any], runtime: Runtime[Any]) -> Any:
@@ -443,6 +492,8 @@ class ToolNode:
             try:
                 response = tool.invoke(tool_input, request.runtime.config)
             except ValidationError as error:
+                if is_invalid_resume(error):
+                    raise
                 raise self._invocation_error(call, error) from error
             return self._normalize(_plain(response), call, input_type)
         except Exception as error:
@@ -457,6 +508,8 @@ class ToolNode:
             try:
                 response = await tool.ainvoke(tool_input, request.runtime.config)
             except ValidationError as error:
+                if is_invalid_resume(error):
+                    raise
                 raise self._invocation_error(call, error) from error
             return self._normalize(_plain(response), call, input_type)
         except Exception as error:
@@ -477,7 +530,7 @@ class ToolNode:
 
     def _wrapper_error(self, request: ToolCallRequest, error: Exception) -> ToolMessage:
         """A wrapper's own failure: an error message when errors are handled at all."""
-        if not self._handle_tool_errors:
+        if not self._handle_tool_errors or is_invalid_resume(error):
             raise error
         call = request.tool_call
         return ToolMessage(
@@ -510,7 +563,9 @@ class ToolNode:
     def _error_message(self, call: dict[str, Any], error: Exception) -> ToolMessage:
         """An error `ToolMessage` when `handle_tool_errors` covers `error`, else re-raise."""
         flag = self._handle_tool_errors
-        if not flag or not isinstance(error, _handled(flag)):
+        # a bad answer to an interrupt is the human's error, not the model's (issue 29): the
+        # run fails and the interrupt can be answered again, whatever the setting
+        if not flag or not isinstance(error, _handled(flag)) or is_invalid_resume(error):
             raise error
         content = _error_content(error, flag)
         return ToolMessage(
@@ -613,20 +668,20 @@ class ToolNode:
         return command
 
     def _combine(self, outputs: list[Any], input_type: InputType) -> Any:
-        """All messages as one update; with Commands, a list of Commands in call order (the
-        messages wrapped as updates), parent-graph Sends merged into one Command last."""
+        """All messages as one update; with Commands, a list of updates in call order (each
+        message a plain update, each Command as is), parent-graph Sends merged into one
+        Command last (as LangGraph)."""
         flat: list[Any] = []
         for output in outputs:
             flat.extend(output) if isinstance(output, list) else flat.append(output)
         key = self._messages_key
         if not any(isinstance(o, Command) for o in flat):
             return flat if input_type == "list" else {key: flat}
-        combined: list[Command] = []
+        combined: list[Any] = []
         parent: Command | None = None
         for output in flat:
-            if not isinstance(output, Command):
-                update = [output] if input_type == "list" else {key: [output]}
-                combined.append(Command(update=update))
+            if not isinstance(output, Command):  # a plain update beside the Commands
+                combined.append([output] if input_type == "list" else {key: [output]})
             elif output.graph == Command.PARENT and isinstance(output.goto, list) and all(
                 isinstance(s, Send) for s in output.goto
             ):

@@ -178,6 +178,14 @@ def test_engine_imports_without_langchain_core(tmp_path: Path) -> None:
         g.add_node("a", lambda s: {"log": Overwrite([s["left"]])})
         g.add_edge(START, "a")
         assert g.compile().invoke({"log": [1]}, {"recursion_limit": 5}) == {"log": [4]}
+        drawn = g.compile().get_graph()  # issue 29: the bare flowchart, other forms name the extra
+        assert drawn.draw_mermaid().startswith("graph TD;")
+        try:
+            drawn.draw_mermaid(with_styles=False)
+        except ImportError as error:
+            assert "graphrun[langchain]" in str(error)
+        else:
+            raise AssertionError("draw_mermaid(with_styles=...) without langchain-core")
         assert "langchain_core" not in sys.modules
         try:
             import engine.prebuilt

@@ -44,7 +44,7 @@ _LG_IMPORTS = {
     "langgraph.managed": ("RemainingSteps", "IsLastStep"),
     "langgraph.prebuilt": (
         "ToolNode", "tools_condition", "create_react_agent", "InjectedState", "InjectedStore",
-        "ToolRuntime",
+        "ToolRuntime", "ValidationNode",
     ),
     "langgraph.store.memory": ("InMemoryStore",),
 }

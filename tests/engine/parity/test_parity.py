@@ -13,7 +13,7 @@ import pytest
 
 from . import (  # noqa: F401  (they register into SCENARIOS)
     scenarios_cancel, scenarios_context, scenarios_func, scenarios_llm, scenarios_more, scenarios_prebuilt,
-    scenarios_resume,
+    scenarios_drawing, scenarios_resume, scenarios_typed_resume,
 )
 from . import scenarios_nested  # noqa: F401  (issue 27)
 from . import scenarios_runtime  # noqa: F401  (issue 29)

@@ -49,6 +49,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.prebuilt": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_node": ("engine.prebuilt",),
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),
+    "langgraph.prebuilt.tool_validator": ("engine.prebuilt",),
 }
 
 #: LangGraph names graphrun has under another name: the same role, graphrun's object.
