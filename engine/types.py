@@ -11,9 +11,16 @@ from typing import Any, ClassVar, Literal, NamedTuple
 __all__ = [
     "All",
     "CachePolicy",
+    "CheckpointPayload",
+    "CheckpointStreamPart",
     "Command",
+    "CustomStreamPart",
+    "DebugPayload",
+    "DebugStreamPart",
     "END",
+    "GraphOutput",
     "Interrupt",
+    "MessagesStreamPart",
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
@@ -22,8 +29,14 @@ __all__ = [
     "StateSnapshot",
     "StateUpdate",
     "StreamMode",
+    "StreamPart",
     "StreamWriter",
+    "TaskPayload",
+    "TaskResultPayload",
+    "TasksStreamPart",
     "TimeoutPolicy",
+    "UpdatesStreamPart",
+    "ValuesStreamPart",
     "default_retry_on",
 ]
 
@@ -257,3 +270,22 @@ class TimeoutPolicy:
         if run is None and idle is None:
             return None
         return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)
+
+
+# issue 29: the typed shapes of `version="v2"` stream parts, and what `invoke(..., version="v2")`
+# returns (imported last: both modules read `Interrupt` from here)
+from ._stream_parts import (  # noqa: E402
+    CheckpointPayload,
+    CheckpointStreamPart,
+    CustomStreamPart,
+    DebugPayload,
+    DebugStreamPart,
+    MessagesStreamPart,
+    StreamPart,
+    TaskPayload,
+    TaskResultPayload,
+    TasksStreamPart,
+    UpdatesStreamPart,
+    ValuesStreamPart,
+)
+from ._stream_v2 import GraphOutput  # noqa: E402

@@ -44,6 +44,10 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.store.sqlite": ("checkpoints.store",),
     "langgraph.cache.base": ("checkpoints.cache",),
     "langgraph.cache.memory": ("checkpoints.cache",),
+    "langgraph.stream": ("engine.stream",),  # issue 29: v3 run streams and transformers
+    "langgraph.stream.transformers": ("engine.stream",),
+    "langgraph.stream.run_stream": ("engine.stream",),
+    "langgraph.stream.stream_channel": ("engine.stream",),
     "langgraph.prebuilt": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_node": ("engine.prebuilt",),
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),

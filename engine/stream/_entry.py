@@ -1,0 +1,112 @@
+"""`stream_events(version="v3")` / `astream_events(version="v3")`: a run as a run stream.
+
+The run streams v2 parts of exactly the modes its transformers need (always with subgraphs,
+so nested namespaces reach the child muxes); the built-in transformers (values, messages,
+lifecycle, subgraphs) come first, then the graph's `stream_transformers`, then the call's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._lifecycle import LifecycleTransformer, SubgraphTransformer
+from ._messages import MessagesTransformer
+from ._mux import StreamMux, TransformerFactory
+from ._projections import ValuesTransformer
+from ._run_stream import AsyncGraphRunStream, GraphRunStream
+from ._transformer import StreamTransformer
+
+__all__ = ["astream_events_v3", "stream_events_v3"]
+
+_BUILTINS: tuple[TransformerFactory, ...] = (
+    ValuesTransformer, MessagesTransformer, LifecycleTransformer, SubgraphTransformer,
+)
+#: v3 decides these itself: the modes from its transformers, subgraphs always on
+_OWNED_KWARGS = ("stream_mode", "subgraphs")
+
+
+def _check_kwargs(kwargs: dict[str, Any]) -> None:
+    owned = [k for k in _OWNED_KWARGS if k in kwargs]
+    if owned:
+        raise TypeError(
+            f"stream_events(version='v3') does not accept {', '.join(owned)}: v3 builds the "
+            "stream modes from its transformers and always streams subgraphs."
+        )
+
+
+def factories(specs: Sequence[Callable[[tuple[str, ...]], Any]] | None) -> list[TransformerFactory]:
+    """Transformer classes or `scope -> transformer` callables; an instance cannot be cloned
+    into a subgraph's scope, so it is refused."""
+    out: list[TransformerFactory] = []
+    for spec in specs or ():
+        if isinstance(spec, StreamTransformer):
+            raise TypeError(
+                "stream_events(version='v3') transformers must be scope-aware callables, got "
+                f"pre-built instance {type(spec).__name__}: pass the class, or a factory like "
+                "`lambda scope: MyTransformer(scope, ...)`."
+            )
+        if not callable(spec):
+            raise TypeError(
+                "stream_events(version='v3') transformers must be scope-aware callables, got "
+                f"{type(spec).__name__}."
+            )
+        out.append(spec)
+    return out
+
+
+def _modes(mux: StreamMux) -> list[str]:
+    modes: list[str] = []
+    for transformer in mux._transformers:
+        for mode in getattr(transformer, "required_stream_modes", ()):
+            if mode not in modes:
+                modes.append(mode)
+    return modes
+
+
+def _mux(graph: Any, config: Any, transformers: Any, is_async: bool) -> StreamMux:
+    return StreamMux(
+        factories=[
+            *_BUILTINS,
+            *factories(getattr(graph, "stream_transformers", ())),
+            *factories(transformers),
+        ],
+        scope=_caller_namespace(config),
+        is_async=is_async,
+    )
+
+
+def stream_events_v3(
+    graph: Any, input: Any, config: Any, transformers: Any, kwargs: dict[str, Any]
+) -> GraphRunStream:
+    _check_kwargs(kwargs)
+    mux = _mux(graph, config, transformers, False)
+    parts = graph.stream(
+        input, config, stream_mode=_modes(mux), subgraphs=True, version="v2",
+        **kwargs,
+    )
+    return GraphRunStream(iter(parts), mux)
+
+
+async def astream_events_v3(
+    graph: Any, input: Any, config: Any, transformers: Any, kwargs: dict[str, Any]
+) -> AsyncGraphRunStream:
+    _check_kwargs(kwargs)
+    mux = _mux(graph, config, transformers, True)
+    parts = graph.astream(
+        input, config, stream_mode=_modes(mux), subgraphs=True, version="v2",
+        **kwargs,
+    )
+    return AsyncGraphRunStream(parts.__aiter__(), mux)
+
+
+def _caller_namespace(config: Any) -> tuple[str, ...]:
+    """The namespace this run's own events carry: `()` at the top, the calling task's
+    namespace for a v3 run started inside a node."""
+    from .._context import current_scope
+
+    scope = current_scope.get()
+    if scope is not None:
+        return tuple(scope.task.ns.split("|"))
+    ns = ((config or {}).get("configurable") or {}).get("checkpoint_ns")
+    return tuple(ns.split("|")) if ns else ()
