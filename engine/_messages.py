@@ -306,7 +306,7 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
 
         _HANDLER_CLASS = _make_handler_class()
         _MANAGER_CLASS = CallbackManager
-    handler = _HANDLER_CLASS(run, task)
+    handler = _protocol_handler(run, task) or _HANDLER_CLASS(run, task)
     tags = list(_NODE_TAGS)  # its own list: LangChain may add tags to a manager in place
     return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=tags)
 
@@ -314,6 +314,16 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
 def user_tags(tags: list[str]) -> list[str]:
     """The tags `messages` metadata shows: LangChain's `seq:step:N` bookkeeping left out."""
     return [tag for tag in tags if not tag.startswith("seq:step")]
+
+
+def _protocol_handler(run: Any, task: Any) -> Any:
+    """A v3 run's handler (content-block events, issue 29), else None."""
+    conf = run.root.config.get("configurable")
+    if not conf or not conf.get("__graphrun_messages_protocol"):
+        return None
+    from ._lc_protocol import ProtocolMessagesHandler
+
+    return ProtocolMessagesHandler(run, task)
 
 
 def _make_handler_class() -> Any:

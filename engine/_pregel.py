@@ -494,8 +494,8 @@ class CompiledStateGraph:
             from .stream._entry import astream_events_v3
 
             return astream_events_v3(self, input, config, transformers, kwargs)
-        if version != "v2":
-            raise ValueError("Only version='v2' or 'v3' is supported")
+        if version not in ("v1", "v2"):  # v1: the same events (graphrun has one shape)
+            raise ValueError("Only version='v1', 'v2' or 'v3' is supported")
         return self.astream(input, config, stream_mode="events", **kwargs)
 
     async def abatch(

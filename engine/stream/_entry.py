@@ -22,6 +22,7 @@ __all__ = ["astream_events_v3", "stream_events_v3"]
 _BUILTINS: tuple[TransformerFactory, ...] = (
     ValuesTransformer, MessagesTransformer, LifecycleTransformer, SubgraphTransformer,
 )
+_PROTOCOL_KEY = "__graphrun_messages_protocol"  # read by `engine._messages`
 #: v3 decides these itself: the modes from its transformers, subgraphs always on
 _OWNED_KWARGS = ("stream_mode", "subgraphs")
 
@@ -82,8 +83,8 @@ def stream_events_v3(
     _check_kwargs(kwargs)
     mux = _mux(graph, config, transformers, False)
     parts = graph.stream(
-        input, config, stream_mode=_modes(mux), subgraphs=True, version="v2",
-        **kwargs,
+        input, _protocol_config(config), stream_mode=_modes(mux), subgraphs=True,
+        version="v2", **_defaults(kwargs),
     )
     return GraphRunStream(iter(parts), mux)
 
@@ -94,8 +95,8 @@ async def astream_events_v3(
     _check_kwargs(kwargs)
     mux = _mux(graph, config, transformers, True)
     parts = graph.astream(
-        input, config, stream_mode=_modes(mux), subgraphs=True, version="v2",
-        **kwargs,
+        input, _protocol_config(config), stream_mode=_modes(mux), subgraphs=True,
+        version="v2", **_defaults(kwargs),
     )
     return AsyncGraphRunStream(parts.__aiter__(), mux)
 
@@ -110,3 +111,15 @@ def _caller_namespace(config: Any) -> tuple[str, ...]:
         return tuple(scope.task.ns.split("|"))
     ns = ((config or {}).get("configurable") or {}).get("checkpoint_ns")
     return tuple(ns.split("|")) if ns else ()
+
+
+def _defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The run options v3 always passes on, `None` when the caller gave none (as LangGraph)."""
+    return {"interrupt_before": None, "interrupt_after": None, "control": None, **kwargs}
+
+
+def _protocol_config(config: Any) -> dict[str, Any]:
+    """The caller's config, marked so chat models stream content-block events."""
+    config = dict(config or {})
+    config["configurable"] = {**(config.get("configurable") or {}), _PROTOCOL_KEY: True}
+    return config

@@ -221,7 +221,7 @@ class AsyncGraphRunStream(_RunState):
         *,
         wire_pump: bool = True,
     ) -> None:
-        self._graph_aiter = graph_aiter
+        self._graph_aiter = _OneTaskPuller(graph_aiter) if graph_aiter is not None else None
         self._setup(mux)
         self._pump_cond = asyncio.Condition()
         self._pumping = False
@@ -250,7 +250,7 @@ class AsyncGraphRunStream(_RunState):
         assert self._graph_aiter is not None
         try:
             # a task of its own, so `abort()` can cancel a pull that is in flight
-            self._anext_task = asyncio.ensure_future(self._graph_aiter.__anext__())
+            self._anext_task = asyncio.ensure_future(self._graph_aiter.next())
             try:
                 part = await self._anext_task
             except asyncio.CancelledError:
@@ -261,6 +261,8 @@ class AsyncGraphRunStream(_RunState):
                 raise
             finally:
                 self._anext_task = None
+            if part is _DONE:
+                raise StopAsyncIteration
             event = to_event(part)
             self._observe_event(event)
             await self._mux.apush(event)
@@ -289,11 +291,8 @@ class AsyncGraphRunStream(_RunState):
                 await pulling
             except (asyncio.CancelledError, Exception):
                 pass
-        if graph_aiter is not None and (aclose := getattr(graph_aiter, "aclose", None)):
-            try:
-                await aclose()
-            except Exception:
-                pass
+        if graph_aiter is not None:
+            await graph_aiter.aclose()
         try:
             await self._mux.aclose()
         except Exception:
@@ -328,6 +327,72 @@ class AsyncGraphRunStream(_RunState):
 
     def __aiter__(self) -> AsyncIterator[ProtocolEvent]:
         return self._mux._events.__aiter__()
+
+
+_DONE = object()
+
+
+class _OneTaskPuller:
+    """Advances the graph's async generator always from one task of its own.
+
+    The run holds anyio cancel scopes across its yields, and a scope must be left by the task
+    that entered it: readers in different tasks cannot each call `__anext__` themselves.
+    They hand requests to this task, one part per request (the reader still paces the run).
+    """
+
+    def __init__(self, source: AsyncIterator[Any]) -> None:
+        self._source = source
+        self._requests: asyncio.Queue[asyncio.Future[Any] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    async def next(self) -> Any:
+        """The next part, or `_DONE` at the end; the run's error is raised here."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._serve())
+        elif self._task.done():
+            return _DONE
+        answer = asyncio.get_running_loop().create_future()
+        self._requests.put_nowait(answer)
+        return await answer
+
+    async def _serve(self) -> None:
+        try:
+            while (answer := await self._requests.get()) is not None:
+                try:
+                    part = await self._source.__anext__()
+                except StopAsyncIteration:
+                    answer.set_result(_DONE)
+                    return
+                except BaseException as error:
+                    if not answer.done():
+                        answer.set_exception(error)
+                    if isinstance(error, asyncio.CancelledError):
+                        raise
+                    return  # the reader has the error; nothing to report twice
+                if not answer.done():
+                    answer.set_result(part)
+        finally:
+            await self._close_source()  # in this task: the one that entered the run's scopes
+
+    async def _close_source(self) -> None:
+        if (aclose := getattr(self._source, "aclose", None)) is not None:
+            try:
+                await aclose()
+            except Exception:
+                pass
+
+    async def aclose(self) -> None:
+        """Cancel a pull in flight (into the running nodes), then close the generator."""
+        task = self._task
+        if task is None:
+            await self._close_source()
+            return
+        if not task.done():
+            task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):
+            pass
 
 
 class _SubgraphFields:
