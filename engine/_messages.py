@@ -317,13 +317,16 @@ def user_tags(tags: list[str]) -> list[str]:
 
 
 def _protocol_handler(run: Any, task: Any) -> Any:
-    """A v3 run's handler (content-block events, issue 29), else None."""
+    """The handler of a v3 run (content-block events) or of a run streaming `tools` (issue
+    29), else None."""
     conf = run.root.config.get("configurable")
-    if not conf or not conf.get("__graphrun_messages_protocol"):
+    protocol = bool(conf and conf.get("__graphrun_messages_protocol"))
+    tools = "tools" in run.sink.modes
+    if not protocol and not tools:
         return None
-    from ._lc_protocol import ProtocolMessagesHandler
+    from ._lc_tools import handler_class
 
-    return ProtocolMessagesHandler(run, task)
+    return handler_class(protocol, tools)(run, task)
 
 
 def _make_handler_class() -> Any:

@@ -46,7 +46,7 @@ END = "__end__"
 All = Literal["*"]
 StreamMode = Literal[
     "values", "updates", "custom", "messages", "messages-tuple", "debug", "events", "tasks",
-    "checkpoints",
+    "checkpoints", "tools",
 ]
 StreamWriter = Callable[[Any], None]
 
