@@ -478,11 +478,9 @@ class CompiledStateGraph:
         transformers: Sequence[Any] | None = None, **kwargs: Any,
     ) -> Any:
         """`version="v3"`: the run as a `GraphRunStream` its reader drives (issue 29)."""
-        if version != "v3":
-            raise NotImplementedError("sync stream_events: only version='v3'; else astream_events")
-        from .stream._entry import stream_events_v3
+        from .stream._entry import stream_events
 
-        return stream_events_v3(self, input, config, transformers, kwargs)
+        return stream_events(self, input, config, version, transformers, kwargs)
 
     def astream_events(
         self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
@@ -490,13 +488,9 @@ class CompiledStateGraph:
     ) -> Any:
         """Run lifecycle events (v2 shapes, as `stream_mode="events"`); with `version="v3"`,
         an awaitable `AsyncGraphRunStream` (issue 29)."""
-        if version == "v3":
-            from .stream._entry import astream_events_v3
+        from .stream._entry import astream_events
 
-            return astream_events_v3(self, input, config, transformers, kwargs)
-        if version not in ("v1", "v2"):  # v1: the same events (graphrun has one shape)
-            raise ValueError("Only version='v1', 'v2' or 'v3' is supported")
-        return self.astream(input, config, stream_mode="events", **kwargs)
+        return astream_events(self, input, config, version, transformers, kwargs)
 
     async def abatch(
         self,

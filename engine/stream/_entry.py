@@ -7,6 +7,7 @@ lifecycle, subgraphs) come first, then the graph's `stream_transformers`, then t
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from ._projections import ValuesTransformer
 from ._run_stream import AsyncGraphRunStream, GraphRunStream
 from ._transformer import StreamTransformer
 
-__all__ = ["astream_events_v3", "stream_events_v3"]
+__all__ = ["astream_events", "stream_events"]
 
 _BUILTINS: tuple[TransformerFactory, ...] = (
     ValuesTransformer, MessagesTransformer, LifecycleTransformer, SubgraphTransformer,
@@ -25,6 +26,28 @@ _BUILTINS: tuple[TransformerFactory, ...] = (
 _PROTOCOL_KEY = "__graphrun_messages_protocol"  # read by `engine._messages`
 #: v3 decides these itself: the modes from its transformers, subgraphs always on
 _OWNED_KWARGS = ("stream_mode", "subgraphs")
+
+
+def stream_events(
+    graph: Any, input: Any, config: Any, version: str, transformers: Any, kwargs: dict[str, Any]
+) -> GraphRunStream:
+    if version != "v3":
+        raise NotImplementedError("sync stream_events: only version='v3' (else astream_events)")
+    return stream_events_v3(graph, input, config, transformers, kwargs)
+
+
+def astream_events(
+    graph: Any, input: Any, config: Any, version: str, transformers: Any, kwargs: dict[str, Any]
+) -> Any:
+    """v3: an awaitable run stream; v1/v2: LangChain's run events (the `events` mode)."""
+    if version == "v3":
+        return astream_events_v3(graph, input, config, transformers, kwargs)
+    if version == "v1":  # deprecated in LangChain too; graphrun has v2's shapes only
+        warnings.warn("astream_events version='v1' is deprecated: graphrun streams the v2 "
+                      "event shapes", DeprecationWarning, stacklevel=3)
+    elif version != "v2":
+        raise ValueError("Only version='v1', 'v2' or 'v3' is supported")
+    return graph.astream(input, config, stream_mode="events", **kwargs)
 
 
 def _check_kwargs(kwargs: dict[str, Any]) -> None:
