@@ -238,10 +238,13 @@ def emit_returned(run: Any, task: Any) -> None:
     """Messages a node returned without streaming them are emitted whole, once per id, as
     LangGraph's handler does (issue 27): message objects only (a dict is not a message there),
     and not those a subgraph sent up with `Command(graph=Command.PARENT)`."""
-    if task.update is None or (run.sent_up and task.id in run.sent_up):
-        return
     seen = run.root.seen_messages
     inputs = {message_id(m) for m in messages_in(task.input)}
+    # a message some streamed node had as input is not news to its caller either (LangGraph
+    # records every such node's input ids: a subgraph's output does not repeat them; issue 29)
+    seen.update(mid for mid in inputs if mid is not None)
+    if task.update is None or (run.sent_up and task.id in run.sent_up):
+        return
     updates = task.update if isinstance(task.update, list) else (task.update,)
     for message in (m for update in updates for m in messages_in(update)):
         if isinstance(message, dict):

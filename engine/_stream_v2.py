@@ -43,7 +43,7 @@ class GraphOutput(Generic[OutputT]):
     interrupts: tuple[Interrupt, ...] = ()
 
     def __getitem__(self, key: str) -> Any:
-        _warn_item_access()
+        _warn_item_access("result[key]")
         if key == INTERRUPT:
             return self.interrupts
         if isinstance(self.value, dict):
@@ -54,7 +54,7 @@ class GraphOutput(Generic[OutputT]):
             raise KeyError(key) from None
 
     def __contains__(self, key: object) -> bool:
-        _warn_item_access()
+        _warn_item_access("key in result")
         if key == INTERRUPT:
             return bool(self.interrupts)
         if isinstance(self.value, dict):
@@ -62,9 +62,9 @@ class GraphOutput(Generic[OutputT]):
         return isinstance(key, str) and hasattr(self.value, key)
 
 
-def _warn_item_access() -> None:
+def _warn_item_access(form: str) -> None:
     warnings.warn(
-        "Accessing GraphOutput by key is deprecated: use `.value` for the output and "
+        f"Accessing GraphOutput via `{form}` is deprecated: use `.value` for the output and "
         "`.interrupts` for the interrupts.",
         DeprecationWarning,
         stacklevel=3,
