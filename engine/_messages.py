@@ -323,7 +323,9 @@ def _protocol_handler(run: Any, task: Any) -> Any:
     """The handler of a v3 run (content-block events) or of a run streaming `tools` (issue
     29), else None."""
     conf = run.root.config.get("configurable")
-    protocol = bool(conf and conf.get("__graphrun_messages_protocol"))
+    # a graph's own `.stream()` inside a node of a v3 run streams as its caller asked (v1)
+    protocol = bool(conf and conf.get("__graphrun_messages_protocol")) and (
+        run.sink is run.root.sink)
     tools = "tools" in run.sink.modes
     if not protocol and not tools:
         return None
