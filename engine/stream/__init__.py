@@ -28,6 +28,7 @@ from ._run_stream import (
     GraphRunStream,
     SubgraphRunStream,
 )
+from ._tool_calls import ToolCallStream, ToolCallTransformer
 from ._transformer import ProtocolEvent, StreamTransformer
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "SubgraphStatus",
     "SubgraphTransformer",
     "TasksTransformer",
+    "ToolCallStream",
+    "ToolCallTransformer",
     "UpdatesTransformer",
     "ValuesTransformer",
 ]

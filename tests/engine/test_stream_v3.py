@@ -184,3 +184,25 @@ def test_tools_mode_streams_a_tool_call_lifecycle() -> None:
     assert [(e["event"], e["tool_name"] if "tool_name" in e else e["output"]) for e in events] \
         == [("tool-started", "echo"), ("tool-finished", "hi")]
     assert events[0]["input"] == {"text": "hi"}
+
+
+def test_tool_call_transformer_gives_one_handle_per_call() -> None:
+    tools = pytest.importorskip("langchain_core.tools")
+    from engine.stream import ToolCallTransformer
+
+    @tools.tool
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    def node(s: MessagesState) -> dict:
+        echo.invoke({"text": "hi"})
+        return {}
+
+    b = StateGraph(MessagesState)
+    b.add_node("node", node)
+    b.add_edge(START, "node")
+    run = b.compile().stream_events({"messages": []}, version="v3",
+                                    transformers=[ToolCallTransformer])
+    calls = [(c.tool_name, c.input, list(c), c.output, c.completed) for c in run.tool_calls]
+    assert calls == [("echo", {"text": "hi"}, [], "hi", True)]

@@ -58,6 +58,8 @@ RENAMES: dict[str, dict[str, tuple[str, str]]] = {
     # the serializer interface savers take as `serde` (dumps_typed / loads_typed)
     "langgraph.checkpoint.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
     "langgraph.checkpoint.serde.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
+    # issue 29: a stream transformer; graphrun keeps it with the others
+    "langgraph.prebuilt": {"ToolCallTransformer": ("engine.stream", "ToolCallTransformer")},
 }
 
 #: Pure typing aliases LangGraph defines and graphrun has no object for (no behaviour).
