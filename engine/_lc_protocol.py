@@ -17,10 +17,7 @@ from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
 
 from ._lc_handler import MessagesHandler
 
-__all__ = ["PROTOCOL_KEY", "ProtocolMessagesHandler"]
-
-#: in the root run's `configurable`: this run streams chat models as protocol events
-PROTOCOL_KEY = "__graphrun_messages_protocol"
+__all__ = ["ProtocolMessagesHandler"]
 
 
 class ProtocolMessagesHandler(MessagesHandler, _V2StreamingCallbackHandler):

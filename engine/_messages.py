@@ -282,6 +282,9 @@ def emit_message(
 
 _HANDLER_CLASS: Any = None
 _MANAGER_CLASS: Any = None
+#: in the root run's `configurable`: a v3 run, its chat models stream content-block events
+#: (LangGraph's key for it; `__pregel_` keys stay out of checkpoint events, issue 29)
+PROTOCOL_KEY = "__pregel_stream_messages_v2"
 # LangGraph runs a node as a sequence whose first step is the node's function, so LangChain
 # gives the runs it starts this (non-inherited) tag; the events mode shows it, `messages` drops
 # it with every `seq:step:*` tag, as LangGraph does.
@@ -324,7 +327,7 @@ def _protocol_handler(run: Any, task: Any) -> Any:
     29), else None."""
     conf = run.root.config.get("configurable")
     # a graph's own `.stream()` inside a node of a v3 run streams as its caller asked (v1)
-    protocol = bool(conf and conf.get("__graphrun_messages_protocol")) and (
+    protocol = bool(conf and conf.get(PROTOCOL_KEY)) and (
         run.sink is run.root.sink)
     tools = "tools" in run.sink.modes
     if not protocol and not tools:

@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._messages import PROTOCOL_KEY
 from ._lifecycle import LifecycleTransformer, SubgraphTransformer
 from ._messages import MessagesTransformer
 from ._mux import StreamMux, TransformerFactory
@@ -23,7 +24,6 @@ __all__ = ["astream_events", "stream_events"]
 _BUILTINS: tuple[TransformerFactory, ...] = (
     ValuesTransformer, MessagesTransformer, LifecycleTransformer, SubgraphTransformer,
 )
-_PROTOCOL_KEY = "__graphrun_messages_protocol"  # read by `engine._messages`
 #: v3 decides these itself: the modes from its transformers, subgraphs always on
 _OWNED_KWARGS = ("stream_mode", "subgraphs")
 
@@ -144,5 +144,5 @@ def _defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _protocol_config(config: Any) -> dict[str, Any]:
     """The caller's config, marked so chat models stream content-block events."""
     config = dict(config or {})
-    config["configurable"] = {**(config.get("configurable") or {}), _PROTOCOL_KEY: True}
+    config["configurable"] = {**(config.get("configurable") or {}), PROTOCOL_KEY: True}
     return config

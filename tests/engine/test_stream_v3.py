@@ -206,3 +206,20 @@ def test_tool_call_transformer_gives_one_handle_per_call() -> None:
                                     transformers=[ToolCallTransformer])
     calls = [(c.tool_name, c.input, list(c), c.output, c.completed) for c in run.tool_calls]
     assert calls == [("echo", {"text": "hi"}, [], "hi", True)]
+
+
+def test_checkpoint_events_of_a_v3_run_show_only_the_callers_config() -> None:
+    from checkpoints import InMemorySaver
+    from engine.stream import CheckpointsTransformer
+
+    b = StateGraph(S)
+    b.add_node("a", _step("a"))
+    b.add_edge(START, "a")
+    graph = b.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t", "user": "u"}}
+    run = graph.stream_events({"x": 0, "log": []}, config, version="v3",
+                              transformers=[CheckpointsTransformer])
+    checkpoints = iter(run.checkpoints)
+    assert run.output["x"] == 1
+    keys = {k for c in checkpoints for k in c["config"]["configurable"]}
+    assert keys == {"thread_id", "user", "checkpoint_ns", "checkpoint_id"}
