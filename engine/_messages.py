@@ -280,10 +280,13 @@ def emit_returned(run: Any, task: Any) -> None:
     """Messages a node returned without streaming them are emitted whole, once per id, as
     LangGraph's handler does (issue 27): message objects only (a dict is not a message there),
     and not those a subgraph sent up with `Command(graph=Command.PARENT)`."""
-    if task.update is None or (run.sent_up and task.id in run.sent_up):
-        return
     seen = run.root.seen_messages
     inputs = {message_id(m) for m in messages_in(task.input)}
+    # a message some streamed node had as input is not news to its caller either (LangGraph
+    # records every such node's input ids: a subgraph's output does not repeat them; issue 29)
+    seen.update(mid for mid in inputs if mid is not None)
+    if task.update is None or (run.sent_up and task.id in run.sent_up):
+        return
     updates = task.update if isinstance(task.update, list) else (task.update,)
     for message in (m for update in updates for m in messages_in(update)):
         if isinstance(message, dict):
@@ -321,6 +324,9 @@ def emit_message(
 
 _HANDLER_CLASS: Any = None
 _MANAGER_CLASS: Any = None
+#: in the root run's `configurable`: a v3 run, its chat models stream content-block events
+#: (LangGraph's key for it; `__pregel_` keys stay out of checkpoint events, issue 29)
+PROTOCOL_KEY = "__pregel_stream_messages_v2"
 # LangGraph runs a node as a sequence whose first step is the node's function, so LangChain
 # gives the runs it starts this (non-inherited) tag; the events mode shows it, `messages` drops
 # it with every `seq:step:*` tag, as LangGraph does.
@@ -348,7 +354,7 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
 
         _HANDLER_CLASS = _make_handler_class()
         _MANAGER_CLASS = CallbackManager
-    handler = _HANDLER_CLASS(run, task)
+    handler = _protocol_handler(run, task) or _HANDLER_CLASS(run, task)
     tags = list(_NODE_TAGS)  # its own list: LangChain may add tags to a manager in place
     return _MANAGER_CLASS(handlers=[handler], inheritable_handlers=[handler], tags=tags)
 
@@ -356,6 +362,21 @@ def langchain_callbacks(run: Any, task: Any) -> Any:
 def user_tags(tags: list[str]) -> list[str]:
     """The tags `messages` metadata shows: LangChain's `seq:step:N` bookkeeping left out."""
     return [tag for tag in tags if not tag.startswith("seq:step")]
+
+
+def _protocol_handler(run: Any, task: Any) -> Any:
+    """The handler of a v3 run (content-block events) or of a run streaming `tools` (issue
+    29), else None."""
+    conf = run.root.config.get("configurable")
+    # a graph's own `.stream()` inside a node of a v3 run streams as its caller asked (v1)
+    protocol = bool(conf and conf.get(PROTOCOL_KEY)) and (
+        run.sink is run.root.sink)
+    tools = "tools" in run.sink.modes
+    if not protocol and not tools:
+        return None
+    from ._lc_tools import handler_class
+
+    return handler_class(protocol, tools)(run, task)
 
 
 def _make_handler_class() -> Any:

@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from checkpoints.base import RESUME, CheckpointTuple
 
+from . import _stream_v2 as _v2
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
 from ._subgraphs import SubgraphMethods, node_subgraph
@@ -231,6 +232,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
 
         With another `stream_mode`, return the list of chunks that mode streams.
         """
+        if kwargs and kwargs.get("version", "v1") != "v1":  # issue 29: `GraphOutput`, parts
+            return _v2.invoke(self, input, config, stream_mode, kwargs)
         if stream_mode != "values":
             return list(self.stream(input, config, stream_mode=stream_mode, **kwargs))
         kept: list[Run] = []
@@ -250,6 +253,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         """Yield chunks of the requested modes as the run produces them (SPEC §1 shapes)."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
         pick = picker(as_list, subgraphs)
+        if kwargs and (version := kwargs.pop("version", "v1")) != "v1":  # issue 29: dict parts
+            pick = _v2.to_part(self, version)
         for batch in self._stream_batches(input, config, modes, subgraphs, kwargs):
             while batch:
                 yield pick(batch.popleft())
@@ -387,6 +392,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         **kwargs: Any,
     ) -> Any:
         """Async `invoke`."""
+        if kwargs and kwargs.get("version", "v1") != "v1":  # issue 29
+            return await _v2.ainvoke(self, input, config, stream_mode, kwargs)
         if stream_mode != "values":
             return [c async for c in self.astream(input, config, stream_mode=stream_mode, **kwargs)]
         kept: list[Run] = []
@@ -406,6 +413,8 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         """Async `stream`."""
         modes, as_list = normalize_modes(stream_mode or self.stream_mode)
         pick = picker(as_list, subgraphs)
+        if kwargs and (version := kwargs.pop("version", "v1")) != "v1":  # issue 29
+            pick = _v2.to_part(self, version)
         # aclosing: a consumer that stops early closes the run now (its step's tasks cancelled
         # and awaited), not whenever the garbage collector finalizes the inner generators.
         async with contextlib.aclosing(
@@ -489,19 +498,24 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         if kept is not None:
             kept.append(run)
 
-    async def astream_events(
-        self,
-        input: Any,
-        config: dict[str, Any] | None = None,
-        *,
-        version: str = "v2",
-        **kwargs: Any,
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Run lifecycle events (astream_events v2 shapes); same as `stream_mode="events"`."""
-        if version != "v2":
-            raise ValueError("Only version='v2' is supported")
-        async for event in self.astream(input, config, stream_mode="events", **kwargs):
-            yield event
+    def stream_events(
+        self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+        transformers: Sequence[Any] | None = None, **kwargs: Any,
+    ) -> Any:
+        """`version="v3"`: the run as a `GraphRunStream` its reader drives (issue 29)."""
+        from .stream._entry import stream_events
+
+        return stream_events(self, input, config, version, transformers, kwargs)
+
+    def astream_events(
+        self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
+        transformers: Sequence[Any] | None = None, **kwargs: Any,
+    ) -> Any:
+        """Run lifecycle events (v2 shapes, as `stream_mode="events"`); with `version="v3"`,
+        an awaitable `AsyncGraphRunStream` (issue 29)."""
+        from .stream._entry import astream_events
+
+        return astream_events(self, input, config, version, transformers, kwargs)
 
     async def abatch(
         self,

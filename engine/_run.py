@@ -32,7 +32,7 @@ from ._pending import describe_error
 from ._outcomes import NO_WRITES, Outcome, pending_by_task
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
-from ._stream import Sink, checkpoint_task, error_repr, task_payload, task_result_payload
+from ._stream import LC_MODES, Sink, checkpoint_task, error_repr, task_payload, task_result_payload
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
@@ -138,7 +138,7 @@ class Run:
         self.seen_messages: set[Any] = set()  # ids already streamed in `messages` mode (root)
         modes = sink.modes
         self.want_messages = self.emits and "messages" in modes
-        self.lc_callbacks = ("messages" in modes or "events" in modes) and _langchain_loaded()
+        self.lc_callbacks = not modes.isdisjoint(LC_MODES) and _langchain_loaded()
         self.events: Events | None = Events(self) if "events" in modes else None
         self.checkpoint_events = self.emits and self._wants_checkpoint_events()
         # A finished task's update (`_update_of`) only streams: a run streaming none of the

@@ -34,8 +34,12 @@ __all__ = [
 
 StreamItem = tuple[tuple[str, ...], str, Any]
 
+#: the modes LangChain callback handlers feed (`tools`: issue 29)
+LC_MODES = frozenset(("messages", "events", "tools"))
+
 _KNOWN = frozenset(
-    ("values", "updates", "custom", "messages", "debug", "events", "tasks", "checkpoints")
+    ("values", "updates", "custom", "messages", "debug", "events", "tasks", "checkpoints",
+     "tools")
 )
 
 

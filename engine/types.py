@@ -11,9 +11,16 @@ from typing import Any, ClassVar, Literal, NamedTuple
 __all__ = [
     "All",
     "CachePolicy",
+    "CheckpointPayload",
+    "CheckpointStreamPart",
     "Command",
+    "CustomStreamPart",
+    "DebugPayload",
+    "DebugStreamPart",
     "END",
+    "GraphOutput",
     "Interrupt",
+    "MessagesStreamPart",
     "Overwrite",
     "PregelTask",
     "RetryPolicy",
@@ -22,9 +29,15 @@ __all__ = [
     "StateSnapshot",
     "StateUpdate",
     "StreamMode",
+    "StreamPart",
     "StreamWriter",
+    "TaskPayload",
+    "TaskResultPayload",
+    "TasksStreamPart",
     "TimeoutPolicy",
     "TracePolicy",
+    "UpdatesStreamPart",
+    "ValuesStreamPart",
     "default_retry_on",
 ]
 
@@ -34,7 +47,7 @@ END = "__end__"
 All = Literal["*"]
 StreamMode = Literal[
     "values", "updates", "custom", "messages", "messages-tuple", "debug", "events", "tasks",
-    "checkpoints",
+    "checkpoints", "tools",
 ]
 StreamWriter = Callable[[Any], None]
 
@@ -301,3 +314,22 @@ class TracePolicy:
 
     process_inputs: Callable[[Any], Any] | None = None
     process_outputs: Callable[[Any], Any] | None = None
+
+
+# issue 29: the typed shapes of `version="v2"` stream parts, and what `invoke(..., version="v2")`
+# returns (imported last: both modules read `Interrupt` from here)
+from ._stream_parts import (  # noqa: E402
+    CheckpointPayload,
+    CheckpointStreamPart,
+    CustomStreamPart,
+    DebugPayload,
+    DebugStreamPart,
+    MessagesStreamPart,
+    StreamPart,
+    TaskPayload,
+    TaskResultPayload,
+    TasksStreamPart,
+    UpdatesStreamPart,
+    ValuesStreamPart,
+)
+from ._stream_v2 import GraphOutput  # noqa: E402

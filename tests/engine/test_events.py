@@ -85,7 +85,11 @@ def test_failing_node_emits_chain_error() -> None:
 
 
 @pytest.mark.anyio
-async def test_only_v2_is_supported() -> None:
+async def test_v1_is_deprecated_and_streams_v2_shapes() -> None:
+    # issue 29: LangGraph forwards v1 runs' options too; graphrun has one event shape (v2's)
+    with pytest.warns(DeprecationWarning, match="v1"):
+        events = [e async for e in _chain(engine).astream_events({"x": 1}, version="v1")]
+    assert events[0]["event"] == "on_chain_start"
     with pytest.raises(ValueError):
-        async for _ in _chain(engine).astream_events({"x": 1}, version="v1"):
+        async for _ in _chain(engine).astream_events({"x": 1}, version="v0"):
             pass

@@ -46,6 +46,10 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.store.sqlite": ("checkpoints.store",),
     "langgraph.cache.base": ("checkpoints.cache",),
     "langgraph.cache.memory": ("checkpoints.cache",),
+    "langgraph.stream": ("engine.stream",),  # issue 29: v3 run streams and transformers
+    "langgraph.stream.transformers": ("engine.stream",),
+    "langgraph.stream.run_stream": ("engine.stream",),
+    "langgraph.stream.stream_channel": ("engine.stream",),
     "langgraph.prebuilt": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_node": ("engine.prebuilt",),
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),
@@ -57,6 +61,8 @@ RENAMES: dict[str, dict[str, tuple[str, str]]] = {
     # the serializer interface savers take as `serde` (dumps_typed / loads_typed)
     "langgraph.checkpoint.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
     "langgraph.checkpoint.serde.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
+    # issue 29: a stream transformer; graphrun keeps it with the others
+    "langgraph.prebuilt": {"ToolCallTransformer": ("engine.stream", "ToolCallTransformer")},
 }
 
 #: Pure typing aliases LangGraph defines and graphrun has no object for (no behaviour).
