@@ -1,15 +1,19 @@
-"""Every public method of the installed Python `langgraph-sdk` is exercised by the SDK parity
-scenarios (`parity/scenarios/sdk_methods.py`, replayed against `graphrun dev` and compared with
-`langgraph dev`'s recording) or listed there as skipped with its reason (issue 31). A new SDK
-version with a new method fails here until the method gets a row."""
+"""Every public method of the installed Python `langgraph-sdk`, and of the JS client of js/, is
+exercised by the SDK parity scenarios (`parity/scenarios/sdk_methods.py`, `js/sdk_methods.mjs`,
+replayed against `graphrun dev` and compared with `langgraph dev`'s recording) or listed there
+as skipped with its reason (issue 31). A new SDK version with a new method fails here until the
+method gets a row."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_client, get_sync_client
 
+from .js_tools import JS_DIR, node
 from .parity.scenarios.sdk_methods import CLIENT_METHODS, RESOURCES, SKIPPED, STEPS
 
 
@@ -46,3 +50,14 @@ def test_the_check_sees_a_new_method() -> None:
         assert "threads.brand_new" in _methods(client)
     finally:
         del type(client.threads).brand_new  # type: ignore[attr-defined]
+
+
+def test_every_js_sdk_method_is_a_row_or_skipped() -> None:
+    """The same check for the JS client of js/ (js/sdk_methods.mjs holds its rows)."""
+    listed = subprocess.run([node(), "sdk_methods.mjs", "--list"], cwd=JS_DIR,
+                            capture_output=True, text=True, timeout=30, check=True)
+    seen = json.loads(listed.stdout)
+    rows, skipped = seen["rows"], set(seen["skipped"])
+    assert len(rows) == len(set(rows)) and not set(rows) & skipped
+    assert {"assistants.create", "threads.joinStream", "~ui.getComponent"} <= set(rows)
+    assert set(seen["methods"]) == set(rows) | skipped

@@ -165,13 +165,22 @@ def _sdk_event_ids(transcript: Transcript) -> Transcript:
     `threads.join_stream` of a resumable run)."""
     for entry in transcript:
         parts = entry.get("result")
-        if not (entry.get("sdk", "").endswith("join_stream") and isinstance(parts, list)):
+        if not (entry.get("sdk", "").lower().endswith(("join_stream", "joinstream"))
+                and isinstance(parts, list)):
             continue
         ids = [part["id"] for part in parts if part.get("id") is not None]
         assert ids and all(_EVENT_ID.match(i) for i in ids), ids
         for part in parts:
             if part.get("id") is not None:
                 part["id"] = "<ms>-0"
+    return transcript
+
+
+def _ui_text(transcript: Transcript) -> Transcript:
+    """`POST /ui/{graph}` for a graph without components: our 404 body is JSON."""
+    entry = next(e for e in transcript if e.get("sdk") == "js ~ui.getComponent")
+    assert entry["status"] == 404 and set(entry["body"]) == {"detail"}, entry
+    entry["body"] = {"text": entry["body"]["detail"]}
     return transcript
 
 
@@ -232,6 +241,11 @@ DIFFERENCES: dict[str, Difference] = {
     "stream_resumable_replay": Difference(_EVENT_IDS_REASON, _event_ids),
     "sdk_methods": Difference(_EVENT_IDS_REASON, _sdk_event_ids),
     "sdk_methods_async": Difference(_EVENT_IDS_REASON, _sdk_event_ids),
+    "sdk_methods_js": Difference(
+        f"{_EVENT_IDS_REASON}; every error body is JSON `{{\"detail\": ...}}` (the reference "
+        "answers `POST /ui/{graph}` of a graph without components as bare text)",
+        _both(_sdk_event_ids, _ui_text),
+    ),
     "crons_errors": Difference(
         "a cron without `assistant_id` is a 422 naming the field; the reference answers 500",
         _replace(3, {"status": 422, "body": {"detail": "Object missing required field "

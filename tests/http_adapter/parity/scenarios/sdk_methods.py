@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
 from langgraph_sdk import get_client
 
+from ...js_tools import JS_DIR, node
 from ..registry import scenario, wait_status
 from ..transcript import Session
 
-__all__ = ["CLIENT_METHODS", "RESOURCES", "SKIPPED", "STEPS", "sdk_methods", "sdk_methods_async"]
+__all__ = ["CLIENT_METHODS", "RESOURCES", "SKIPPED", "STEPS", "sdk_methods", "sdk_methods_async",
+           "sdk_methods_js"]
 
 RESOURCES = ("assistants", "threads", "runs", "crons", "store", "http")
 # The clients' own methods, which send nothing (`aclose` ends the async scenario).
@@ -244,3 +248,16 @@ class _SyncIter:
 
     def close(self) -> None:
         self._loop.run_until_complete(self._parts.aclose())
+
+
+@scenario
+def sdk_methods_js(s: Session) -> None:
+    """The JS client (`@langchain/langgraph-sdk` of tests/http_adapter/js), every method, run
+    by js/sdk_methods.mjs in node; each row's answer (or HTTP error) lands in the log."""
+    done = subprocess.run([node(), "sdk_methods.mjs", s.url], cwd=JS_DIR, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for row in json.loads(done.stdout):
+        entry = {"sdk": f"js {row.pop('method')}"}
+        entry.update(row)
+        s.log.append(entry)
