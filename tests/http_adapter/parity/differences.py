@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "Difference"]
+__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "TEMPLATE_DIFFERENCES",
+           "Difference"]
 
 Transcript = list[dict[str, Any]]
 
@@ -298,6 +299,23 @@ ON_POSTGRES: dict[str, Difference] = {
         "/ok names each service it checked, the database and Redis (issue 19 §10); the "
         "in-memory `langgraph dev` has none",
         _services_checked,
+    ),
+}
+
+def _docs_newest_first(transcript: Transcript) -> Transcript:
+    """The retrieval template's store listing (`docs`): ours newest first, as `store_search`."""
+    entry = next(e for e in transcript if e.get("sdk") == "docs")
+    keys = [item["key"] for item in entry["result"]["items"]]
+    assert keys == sorted(keys, reverse=True), keys
+    entry["result"]["items"].reverse()
+    return transcript
+
+
+# The template projects of test_templates.py, by name, as DIFFERENCES above.
+TEMPLATE_DIFFERENCES: dict[str, Difference] = {
+    "retrieval_agent": Difference(
+        "store search without a query lists the newest items first (as `store_search`)",
+        _docs_newest_first,
     ),
 }
 
