@@ -29,7 +29,7 @@ from .crons import CronScheduler
 from .errors import LastResort, exception_handlers
 from .handover import Handover, HandoverGate
 from .http_options import enabled_routes, finish_app, front_middleware
-from .routes import a2a, assistants, crons, mcp, runs, store, system, threads
+from .routes import a2a, assistants, crons, mcp, runs, store, system, thread_stream, threads, ui
 from .settings import Settings
 from .state import ServerState
 from .thread_ttl import ThreadSweeper
@@ -97,8 +97,9 @@ def create_app(settings: Settings) -> Starlette:
     # CORS first (issue 18): preflights are answered before the API-key check.
     whole = finish_app(settings, middleware, Starlette(
         routes=enabled_routes(settings, meta=system.routes, assistants=assistants.routes,
-                              threads=threads.routes, runs=[*runs.routes, *crons.routes],
-                              store=store.routes, a2a=a2a.routes, mcp=mcp.routes,
+                              threads=[*threads.routes, *thread_stream.routes],
+                              runs=[*runs.routes, *crons.routes],
+                              store=store.routes, ui=ui.routes, a2a=a2a.routes, mcp=mcp.routes,
                               studio=studio.routes() if settings.studio else []),
         middleware=[*gate, *front_middleware(settings), *middleware],
         exception_handlers=exception_handlers,

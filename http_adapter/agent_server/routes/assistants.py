@@ -10,6 +10,7 @@ per-endpoint 404 texts.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import typing
 import uuid
@@ -21,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from engine import CompiledStateGraph, add_messages
+from engine.managed import IsLastStep, RemainingSteps
 
 from ..authz import authorize, owned, visible
 from ..errors import BadRequest, Conflict, NotFound, UnprocessableEntity
@@ -323,7 +325,12 @@ def _hints(schema: Any) -> dict[str, Any]:
         hints = typing.get_type_hints(schema, include_extras=True)
     except (NameError, TypeError, AttributeError):  # unresolvable forward references
         return {name: Any for name in getattr(schema, "__annotations__", {})}
-    return {name: _without_reducer(hint) for name, hint in hints.items()}
+    # managed values (`is_last_step`...) are no channels: LangGraph's schemas leave them out
+    return {name: _without_reducer(hint) for name, hint in hints.items()
+            if hint not in _MANAGED}
+
+
+_MANAGED = (IsLastStep, RemainingSteps)
 
 
 def _without_reducer(hint: Any) -> Any:
@@ -369,6 +376,48 @@ def _json_schema(schema: Any, title: str, *, strict: bool = False, defaults: boo
     return out
 
 
+def _dataclass_io(schema: Any, title: str) -> dict[str, Any] | None:
+    """A dataclass as LangGraph describes a graph's input or output made of it (issue 31, the
+    templates' `InputState`/`State`): titled after the graph, each field with its own default
+    (a factory's value), fields without one required."""
+    out = _json_schema(schema, title, defaults=False)
+    assert out is not None
+    required = []
+    for field in dataclasses.fields(schema):
+        if field.name not in out["properties"]:
+            continue
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            required.append(field.name)
+            continue
+        try:
+            out["properties"][field.name]["default"] = msgspec.to_builtins(default)
+        except TypeError:  # a default JSON cannot carry: described without it
+            pass
+    if required:
+        out["required"] = required
+    return out
+
+
+def _context_schema(context: Any) -> dict[str, Any] | None:
+    """The context type as the reference's pydantic describes it: its docstring, each field's
+    default and `metadata["description"]` (issue 31: the templates' `Context` dataclass)."""
+    if context is None:
+        return None
+    if dataclasses.is_dataclass(context) or _adapted(context):
+        try:
+            from pydantic import TypeAdapter
+
+            return TypeAdapter(context).json_schema()
+        except Exception:  # noqa: BLE001 - pydantic absent or refusing the type: ours below
+            pass
+    return _json_schema(context, getattr(context, "__name__", "Context"), strict=True,
+                        defaults=False)
+
+
 def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[str, Any]:
     """`input_schema`/`output_schema` are null unless they differ from the state schema (the
     real server answers null for a graph built from one TypedDict)."""
@@ -380,6 +429,10 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
     def other(schema: Any, suffix: str) -> dict[str, Any] | None:
         if schema is None:
             return None
+        if dataclasses.is_dataclass(schema):
+            own = _dataclass_io(schema, _titled(graph.name, suffix.title()))
+            assert own is not None and state_json is not None
+            return None if {**own, "title": state_title} == state_json else own
         if schema is not state:  # titled by its class, as LangGraph's (issue 31 item 12)
             return _json_schema(schema, getattr(schema, "__name__", f"{prefix}_{suffix}"),
                                 strict=True, defaults=False)
@@ -391,10 +444,7 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
         assert own is not None and state_json is not None
         return None if {**own, "title": state_title} == state_json else own
 
-    context = builder.context_schema
-    context_json = (_json_schema(context, getattr(context, "__name__", "Context"), strict=True,
-                                 defaults=False)
-                    if context is not None else None)
+    context_json = _context_schema(builder.context_schema)
     return {
         "input_schema": other(builder.input_schema, "input"),
         "output_schema": other(builder.output_schema, "output"),

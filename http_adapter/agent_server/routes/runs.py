@@ -123,9 +123,9 @@ def _run_kwargs(payload: RunCreate, modes: list[str], run: dict[str, str], metad
         "__request_start_time_ms__": time.time_ns() // 1_000_000,
         "__after_seconds__": payload.after_seconds or 0,
         **run,
-        # without auth a caller's own `user_id` stays (as observed; it reaches checkpoints)
-        "user_id": (user.identity if user is not None
-                    else (config.get("configurable") or {}).get("user_id", "")),
+        # without auth a caller's own `user_id` stays (as observed; it reaches checkpoints),
+        # from `context` too (issue 31: the memory-agent template's `Context.user_id`)
+        "user_id": user.identity if user is not None else given.get("user_id", ""),
     }
     checkpoint = {k: v for k, v in (payload.checkpoint or {}).items() if k != "thread_id"}
     configurable.update({k: v for k, v in checkpoint.items() if v is not None})

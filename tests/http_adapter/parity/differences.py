@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "Difference"]
+__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "TEMPLATE_DIFFERENCES",
+           "Difference"]
 
 Transcript = list[dict[str, Any]]
 
@@ -160,6 +161,30 @@ def _event_ids(transcript: Transcript) -> Transcript:
     return transcript
 
 
+def _sdk_event_ids(transcript: Transcript) -> Transcript:
+    """`_event_ids` for the stream parts the SDK returned (`runs.join_stream`,
+    `threads.join_stream` of a resumable run)."""
+    for entry in transcript:
+        parts = entry.get("result")
+        if not (entry.get("sdk", "").lower().endswith(("join_stream", "joinstream"))
+                and isinstance(parts, list)):
+            continue
+        ids = [part["id"] for part in parts if part.get("id") is not None]
+        assert ids and all(_EVENT_ID.match(i) for i in ids), ids
+        for part in parts:
+            if part.get("id") is not None:
+                part["id"] = "<ms>-0"
+    return transcript
+
+
+def _ui_text(transcript: Transcript) -> Transcript:
+    """`POST /ui/{graph}` for a graph without components: our 404 body is JSON."""
+    entry = next(e for e in transcript if e.get("sdk") == "js ~ui.getComponent")
+    assert entry["status"] == 404 and set(entry["body"]) == {"detail"}, entry
+    entry["body"] = {"text": entry["body"]["detail"]}
+    return transcript
+
+
 _GRAPH_NODE_TEXT = re.compile(r'"graph_node":"([^"]*)",?|,"graph_node":"([^"]*)"')
 
 
@@ -189,6 +214,11 @@ _VALIDATION_REASON = (
     "reference prints jsonschema's multi-line report; status and key are the same"
 )
 
+_EVENT_IDS_REASON = (
+    "resumable event ids count events within a millisecond, so a reconnect after any id "
+    "replays exactly what followed; the reference gives a millisecond's events one id"
+)
+
 DIFFERENCES: dict[str, Difference] = {
     "assistants_create_missing_graph_422": Difference(_VALIDATION_REASON, _validation),
     "runs_errors_404_422": Difference(_VALIDATION_REASON, _validation),
@@ -209,10 +239,13 @@ DIFFERENCES: dict[str, Difference] = {
         "LangGraph's SQL stores do); the reference's in-memory store keeps insertion order",
         _newest_first,
     ),
-    "stream_resumable_replay": Difference(
-        "resumable event ids count events within a millisecond, so a reconnect after any id "
-        "replays exactly what followed; the reference gives a millisecond's events one id",
-        _event_ids,
+    "stream_resumable_replay": Difference(_EVENT_IDS_REASON, _event_ids),
+    "sdk_methods": Difference(_EVENT_IDS_REASON, _sdk_event_ids),
+    "sdk_methods_async": Difference(_EVENT_IDS_REASON, _sdk_event_ids),
+    "sdk_methods_js": Difference(
+        f"{_EVENT_IDS_REASON}; every error body is JSON `{{\"detail\": ...}}` (the reference "
+        "answers `POST /ui/{graph}` of a graph without components as bare text)",
+        _both(_sdk_event_ids, _ui_text),
     ),
     "crons_errors": Difference(
         "a cron without `assistant_id` is a 422 naming the field; the reference answers 500",
@@ -266,6 +299,23 @@ ON_POSTGRES: dict[str, Difference] = {
         "/ok names each service it checked, the database and Redis (issue 19 §10); the "
         "in-memory `langgraph dev` has none",
         _services_checked,
+    ),
+}
+
+def _docs_newest_first(transcript: Transcript) -> Transcript:
+    """The retrieval template's store listing (`docs`): ours newest first, as `store_search`."""
+    entry = next(e for e in transcript if e.get("sdk") == "docs")
+    keys = [item["key"] for item in entry["result"]["items"]]
+    assert keys == sorted(keys, reverse=True), keys
+    entry["result"]["items"].reverse()
+    return transcript
+
+
+# The template projects of test_templates.py, by name, as DIFFERENCES above.
+TEMPLATE_DIFFERENCES: dict[str, Difference] = {
+    "retrieval_agent": Difference(
+        "store search without a query lists the newest items first (as `store_search`)",
+        _docs_newest_first,
     ),
 }
 

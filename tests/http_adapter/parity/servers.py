@@ -35,14 +35,20 @@ class Server:
     `langgraph` is the path of a `langgraph` executable (langgraph-cli[inmem] in its own venv):
     then it is the reference; otherwise `graphrun dev --in-memory` from this interpreter, or
     `graphrun dev --database-url ... --redis-url ...` when given those. `lib="langgraph"`:
-    graphrun dev serves the app built with the real LangGraph (issue 28).
+    graphrun dev serves the app built with the real LangGraph (issue 28). `project` is the
+    directory of the langgraph.json to serve (the parity app unless given), `extra` files
+    copied beside it.
     """
 
     def __init__(self, langgraph: str | None = None, *, database_url: str | None = None,
-                 redis_url: str | None = None, lib: str = "engine") -> None:
+                 redis_url: str | None = None, lib: str = "engine", project: Path = APP,
+                 extra: tuple[Path, ...] = ()) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="parity-"))
         app = self.work / "app"
-        shutil.copytree(APP, app, ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
+        shutil.copytree(project, app,
+                        ignore=shutil.ignore_patterns("__pycache__", ".langgraph_api"))
+        for path in extra:  # files a project is served with, beside its own (issue 31)
+            shutil.copy(path, app / path.name)
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
