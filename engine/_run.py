@@ -28,8 +28,8 @@ from ._events import Events
 from ._metadata import (
     NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
 )
-from ._pending import describe_error
 from ._outcomes import NO_WRITES, Outcome, pending_by_task
+from ._pending import describe_error as _describe  # how a task error is saved
 from ._plan import Plan
 from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
 from ._stream import LC_MODES, Sink, checkpoint_task, error_repr, task_payload, task_result_payload
@@ -468,13 +468,13 @@ class Run:
         LangGraph saves a cancelled task's `CancelledError` (issue 18); nothing streams."""
         import asyncio
 
-        self._put_writes(task, [(ERROR, describe_error(asyncio.CancelledError()))])
+        self._put_writes(task, [(ERROR, _describe(asyncio.CancelledError()))])
 
     def task_failed(self, task: Task, error: BaseException) -> None:
         task.error = error
         if self.events is not None:
             self.events.node_error(task, error)
-        self._put_writes(task, [(ERROR, describe_error(error))])
+        self._put_writes(task, [(ERROR, _describe(error))])
         if self.emits and ("tasks" in self.sink.modes or "debug" in self.sink.modes):
             self._emit_task_result(task)
 

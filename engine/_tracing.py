@@ -139,8 +139,10 @@ class _NodeRun:
                 out = policy.process_outputs if tracers else None
                 inputs = _processed(policy.process_inputs if tracers else None, value)
                 self.groups.append((manager.on_chain_start(None, _payload(inputs), **kwargs), out))
+        # what the node calls hangs under its run; LangGraph's node is a sequence whose first
+        # step is the node's function, hence the tag its children carry
         self.children = CallbackManager(
-            step.inheritable_handlers, step.inheritable_handlers, run_id,
+            step.inheritable_handlers, step.inheritable_handlers, run_id, tags=["seq:step:1"],
             inheritable_tags=step.inheritable_tags, inheritable_metadata=step.inheritable_metadata,
         )
 

@@ -159,3 +159,23 @@ def test_trace_policy_changes_what_tracers_record_only() -> None:
     (node,) = tracer.roots[0].child_runs
     assert (node.inputs, node.outputs) == ({"hidden": True}, {"value": 20})
     assert seen == [{"value": 2}]
+
+
+def test_subgraphs_trace_under_their_node_as_langgraph() -> None:
+    sub = StateGraph(V)
+    sub.add_node("inner", lambda s: {"value": s["value"] + 1}).add_edge(START, "inner")
+    compiled = sub.compile()
+    g = StateGraph(V)
+    g.add_node("child", compiled)
+    g.add_node("calls", lambda s: {"value": compiled.invoke(s)["value"] * 10})
+    g.add_edge(START, "child").add_edge("child", "calls")
+    tracer = Tracer()
+    assert g.compile().invoke({"value": 1}, {"callbacks": [tracer]}) == {"value": 30}
+
+    def tree(run: Any) -> Any:
+        return (run.name, run.tags, [tree(c) for c in run.child_runs])
+
+    inner = [("LangGraph", ["seq:step:1"], [("inner", ["graph:step:1"], [])])]
+    assert tree(tracer.roots[0]) == ("LangGraph", [], [
+        ("child", ["graph:step:1"], inner), ("calls", ["graph:step:2"], inner),
+    ])
