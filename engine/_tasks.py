@@ -34,9 +34,7 @@ from ._run import Run
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
-from .errors import (
-    GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand, is_invalid_resume,
-)
+from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
 if TYPE_CHECKING:
@@ -729,7 +727,11 @@ def _stops_siblings(task: Task) -> bool:
     """A failure cancels the step's other tasks, except a rejected answer to an interrupt
     (issue 29): the tasks answered in the same resume finish and keep their writes, so their
     side effects do not run twice when the interrupt is answered again."""
-    return task.error is not None and not is_invalid_resume(task.error)
+    if task.error is None:
+        return False
+    from .errors import is_invalid_resume  # only a failed task gets here
+
+    return not is_invalid_resume(task.error)
 
 
 def save_cancelled(run: Run, tasks: list[Task]) -> None:
