@@ -16,9 +16,10 @@ from typing import Any
 from ._channels import MISSING, Channel
 from ._managed import managed_values
 from ._plan import TASKS, NodePlan, Plan
+from .errors import is_invalid_resume
 from .types import Interrupt, Send
 
-__all__ = ["Task", "apply_writes", "next_version", "prepare_tasks", "task_id"]
+__all__ = ["Task", "apply_writes", "next_version", "prepare_tasks", "stops_siblings", "task_id"]
 
 # Channel versions: increasing, and unique across the branches of a thread (a fork must not
 # reuse a version an abandoned branch stored a blob under). Seeded from the clock, so they keep
@@ -254,3 +255,10 @@ def _moved(name: str, channel: Channel, versions: dict[str, int], dirty: set[str
 
 def _order(task: Task) -> tuple[int, Any]:
     return task.order
+
+
+def stops_siblings(task: Task) -> bool:
+    """A failure cancels the step's other tasks, except a rejected answer to an interrupt
+    (issue 29): the tasks answered in the same resume finish and keep their writes, so their
+    side effects do not run twice when the interrupt is answered again."""
+    return task.error is not None and not is_invalid_resume(task.error)

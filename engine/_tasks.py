@@ -31,7 +31,7 @@ from ._context import TaskScope, current_scope
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
-from ._step import Task
+from ._step import Task, stops_siblings
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -705,7 +705,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         await flush_async(run)
         remaining -= 1
         wakeup.set()
-        if _stops_siblings(task):
+        if stops_siblings(task):
             tg.cancel_scope.cancel()
 
     try:
@@ -721,17 +721,6 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
                     break
     finally:
         save_cancelled(run, tasks)
-
-
-def _stops_siblings(task: Task) -> bool:
-    """A failure cancels the step's other tasks, except a rejected answer to an interrupt
-    (issue 29): the tasks answered in the same resume finish and keep their writes, so their
-    side effects do not run twice when the interrupt is answered again."""
-    if task.error is None:
-        return False
-    from .errors import is_invalid_resume  # only a failed task gets here
-
-    return not is_invalid_resume(task.error)
 
 
 def save_cancelled(run: Run, tasks: list[Task]) -> None:
@@ -768,7 +757,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             with scopes[index]:
                 await execute_async(run, task)
                 await flush_async(run)
-        if _stops_siblings(task):
+        if stops_siblings(task):
             cancel()
 
     def finished(_child: asyncio.Task[None]) -> None:  # also for a task cancelled unstarted
