@@ -31,7 +31,7 @@ from ._context import TaskScope, current_scope
 from ._managed import managed_values
 from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger
 from ._run import Run
-from ._step import Task, stops_siblings
+from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -705,7 +705,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         await flush_async(run)
         remaining -= 1
         wakeup.set()
-        if stops_siblings(task):
+        if task.stops_siblings():
             tg.cancel_scope.cancel()
 
     try:
@@ -757,7 +757,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             with scopes[index]:
                 await execute_async(run, task)
                 await flush_async(run)
-        if stops_siblings(task):
+        if task.stops_siblings():
             cancel()
 
     def finished(_child: asyncio.Task[None]) -> None:  # also for a task cancelled unstarted
