@@ -246,7 +246,7 @@ def _static_writes(graph: CompiledStateGraph, name: str) -> tuple[list[_Write], 
         targets += _branch_targets(branch)
     spec = graph.builder.nodes.get(name)
     if spec is not None:
-        targets += [(dest, None) for dest in _destinations(spec)]
+        targets += _destinations(spec)
     for dest, label in targets:
         if dest == END:
             to_end.add((name, END, True, label))
@@ -263,10 +263,15 @@ def _branch_targets(branch: Any) -> list[tuple[str, Any]]:
     return [(dest, None) for dest in _literal_return(branch.path)]
 
 
-def _destinations(spec: Any) -> tuple[str, ...]:
-    if spec.destinations:
-        return tuple(spec.destinations)
-    return _command_return(spec.action)
+def _destinations(spec: Any) -> list[tuple[str, Any]]:
+    """A node's declared ends with their labels (`destinations={"b": "label"}`), else the
+    ends its `Command[Literal[...]]` return annotation names."""
+    given = spec.destinations
+    if isinstance(given, dict):
+        return list(given.items())
+    if given:
+        return [(dest, None) for dest in given]
+    return [(dest, None) for dest in _command_return(spec.action)]
 
 
 def _command_return(fn: Any) -> tuple[str, ...]:

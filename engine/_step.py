@@ -16,6 +16,7 @@ from typing import Any
 from ._channels import MISSING, Channel
 from ._managed import managed_values
 from ._plan import TASKS, NodePlan, Plan
+from .errors import is_invalid_resume
 from .types import Interrupt, Send
 
 __all__ = ["Task", "apply_writes", "next_version", "prepare_tasks", "task_id"]
@@ -73,6 +74,13 @@ class Task:
         # subgraph runs started under this task: the k-th (from 0) gets namespace `ns|k` for
         # k > 0, as LangGraph counts them, so two calls of one subgraph keep apart (issue 27)
         self.subgraph_calls = 0
+
+    def stops_siblings(self) -> bool:
+        """Whether this task's failure cancels the step's other tasks: any failure but a
+        rejected answer to an interrupt (issue 29), so the tasks answered in the same resume
+        finish and keep their writes, and their side effects do not run twice when the
+        interrupt is answered again."""
+        return self.error is not None and not is_invalid_resume(self.error)
 
     @property
     def id(self) -> str:

@@ -36,9 +36,7 @@ from ._run_control import drained, note_retry
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
-from .errors import (
-    GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand, is_invalid_resume,
-)
+from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
 from .types import END, START, Command, RetryPolicy, Send
 
 if TYPE_CHECKING:
@@ -717,7 +715,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         await flush_async(run)
         remaining -= 1
         wakeup.set()
-        if _stops_siblings(task):
+        if task.stops_siblings():
             tg.cancel_scope.cancel()
 
     try:
@@ -733,13 +731,6 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
                     break
     finally:
         save_cancelled(run, tasks)
-
-
-def _stops_siblings(task: Task) -> bool:
-    """A failure cancels the step's other tasks, except a rejected answer to an interrupt
-    (issue 29): the tasks answered in the same resume finish and keep their writes, so their
-    side effects do not run twice when the interrupt is answered again."""
-    return task.error is not None and not is_invalid_resume(task.error)
 
 
 def save_cancelled(run: Run, tasks: list[Task]) -> None:
@@ -776,7 +767,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             with scopes[index]:
                 await execute_async(run, task)
                 await flush_async(run)
-        if _stops_siblings(task):
+        if task.stops_siblings():
             cancel()
 
     def finished(_child: asyncio.Task[None]) -> None:  # also for a task cancelled unstarted

@@ -39,7 +39,7 @@ class NodeSpec:
     cache_policy: CachePolicy | None = None
     defer: bool = False
     metadata: dict[str, Any] | None = None
-    destinations: tuple[str, ...] = ()
+    destinations: tuple[str, ...] | dict[str, str] = ()
     timeout: Any = None  # `timeout=` as given (checked when compiled, as LangGraph)
     error_handler: str | None = None  # the node that runs when this one fails (issue 29)
     is_error_handler: bool = False
@@ -207,7 +207,9 @@ class StateGraph(Generic[StateT]):
             cache_policy=cache_policy,
             defer=defer,
             metadata=metadata,
-            destinations=tuple(destinations) if destinations else (),
+            # a dict keeps its edge labels for drawing (issue 29)
+            destinations=dict(destinations) if isinstance(destinations, dict) else tuple(
+                destinations or ()),
             timeout=TimeoutPolicy.coerce(timeout),
             error_handler=handler,
             trace_policy=trace_policy,

@@ -68,3 +68,28 @@ def drawing_node_return_annotations(lib: Any) -> list[Any]:
         t.add(name, [tuple(e) for e in drawn.edges])
         t.call(f"{name}_mermaid", drawn.draw_mermaid, with_styles=False)
     return t.items
+
+
+@scenario
+def drawing_destinations_labels(lib: Any) -> list[Any]:
+    """`add_node(..., destinations=...)`: a tuple draws plain conditional edges, a dict labels
+    them with its values."""
+    from typing import TypedDict
+
+    class S(TypedDict):
+        foo: str
+
+    def f(state: S) -> dict[str, Any]:
+        return {}
+
+    t = Transcript()
+    for name, ends in (("tuple", ("b", "c")), ("dict", {"b": "foo", "c": "bar"})):
+        b = lib.StateGraph(S)
+        b.add_edge(lib.START, "child")
+        b.add_node("child", f, destinations=ends)
+        b.add_node("b", f)
+        b.add_node("c", f)
+        drawn = b.compile().get_graph()
+        t.add(name, [tuple(e) for e in drawn.edges])
+        t.call(f"{name}_mermaid", drawn.draw_mermaid)
+    return t.items
