@@ -124,6 +124,8 @@ def load_settings(
     engine = _engine(engine if engine is not None else raw.get("engine", "auto"), path)
     with graphrun_imports() if engine == "graphrun" else contextlib.nullcontext():
         graphs, descriptions = _load_graphs(raw.get("graphs"), root, path)
+    if engine == "graphrun":
+        _refuse_langgraph_built(graphs, path)
     extra = {k: v for k, v in raw.items() if k not in _OWN_KEYS}
     if descriptions:
         extra["graph_descriptions"] = descriptions
@@ -152,6 +154,20 @@ def _engine(value: Any, path: Path) -> str:
         raise ConfigError(f"must be one of {', '.join(map(repr, ENGINES))}, not {value!r}",
                           path=path, key="engine")
     return str(value)
+
+
+def _refuse_langgraph_built(graphs: Mapping[str, Any], path: Path) -> None:
+    """`--engine graphrun` promises graphrun's engine: a graph the installed LangGraph built
+    anyway (through a module imported before the project loaded) fails start-up."""
+    from .agent_server.langgraph_graph import is_langgraph
+
+    for graph_id, spec in graphs.items():
+        if is_langgraph(spec):
+            raise ConfigError(
+                f"{type(spec).__name__} was built by the installed langgraph package (through "
+                "a module imported before the project loaded), not by graphrun's engine",
+                path=path, key=f"graphs.{graph_id}",
+            )
 
 
 def _sections(raw: Mapping[str, Any], root: Path, path: Path) -> dict[str, Any]:

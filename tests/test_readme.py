@@ -29,6 +29,8 @@ IMPORT_NAMES = {
     "playwright": "playwright", "hypothesis": "hypothesis",
     "langgraph-checkpoint-postgres": "langgraph", "psycopg": "psycopg", "asyncpg": "asyncpg",
     "hiredis": "hiredis", "redis": "redis",
+    "langchain": "langchain", "langgraph-supervisor": "langgraph_supervisor",
+    "langgraph-swarm": "langgraph_swarm",
 }
 BLOCKER = """import sys
 BLOCKED = {blocked!r}

@@ -16,19 +16,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from engine import Command, Interrupt, InvalidUpdateError, PregelTask, Send, StateSnapshot
 
 from .langgraph_storage import saver_for, store_for
 
-__all__ = ["ENGINE_GRAPHRUN", "ENGINE_LANGGRAPH", "LangGraphGraph", "engine_of", "is_langgraph",
-           "served"]
+__all__ = ["ENGINE_GRAPHRUN", "ENGINE_LANGGRAPH", "LangGraphGraph", "ServedGraph", "engine_of",
+           "is_langgraph", "served"]
 
 ENGINE_GRAPHRUN = "graphrun"
 ENGINE_LANGGRAPH = "langgraph"
 _LANGGRAPH_TYPES = frozenset({"Pregel", "StateGraph", "CompiledStateGraph"})
 _KEEP = object()
+
+
+class ServedGraph(Protocol):
+    """What the server uses of a graph, whichever engine runs it: graphrun's
+    `CompiledStateGraph` has it natively, a LangGraph graph through `LangGraphGraph`."""
+
+    name: str
+    builder: Any  # state_schema, input_schema, output_schema, context_schema, fields, nodes
+
+    def copy(self, *, checkpointer: Any = ..., store: Any = ...) -> ServedGraph: ...
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any: ...
+    def astream(self, value: Any, config: Any = None, **options: Any) -> AsyncIterator[Any]: ...
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> StateSnapshot: ...
+    def aget_state_history(self, config: Any, **options: Any) -> AsyncIterator[StateSnapshot]: ...
+    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None
+                            ) -> Any: ...
 
 
 def is_langgraph(value: Any) -> bool:

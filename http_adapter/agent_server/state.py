@@ -19,7 +19,7 @@ from .._graph_spec import NotAGraph, is_factory, open_graph
 from ..server_runtime import ExecutionRuntime, ReadRuntime
 from .backends import build_parts
 from .errors import FailedDependency, NotFound, UnprocessableEntity
-from .langgraph_graph import LangGraphGraph, is_langgraph
+from .langgraph_graph import LangGraphGraph, ServedGraph, is_langgraph
 from .loops import Failing
 from .records import RecordStore, now
 from .schemas import Assistant
@@ -46,8 +46,8 @@ class ServerState:
         self.records: RecordStore = parts.records
         self.saver: Any = parts.saver
         self.store: Any = parts.store  # langgraph.json `store` (issue 18)
-        self._graphs: dict[str, CompiledStateGraph] = {}
-        self._stateless: dict[str, CompiledStateGraph] = {}
+        self._graphs: dict[str, ServedGraph] = {}  # graphrun's or LangGraph's (issue 28)
+        self._stateless: dict[str, ServedGraph] = {}
         self.broker: Any = parts.broker
         self.signals: Any = parts.signals  # cluster.signals.Signals with Redis, else None
         self.unavailable = parts.unavailable  # errors meaning the database is out of reach
@@ -113,7 +113,7 @@ class ServerState:
 
     # -- graphs ---------------------------------------------------------------------------------
 
-    async def graph(self, graph_id: str, *, stateless: bool = False) -> CompiledStateGraph:
+    async def graph(self, graph_id: str, *, stateless: bool = False) -> ServedGraph:
         """The graph with the server's saver and store attached (none for stateless runs)."""
         cache = self._stateless if stateless else self._graphs
         graph = cache.get(graph_id)
@@ -127,7 +127,7 @@ class ServerState:
     @contextlib.asynccontextmanager
     async def run_graph(
         self, graph_id: str, *, stateless: bool, config: dict[str, Any], context: Any,
-    ) -> AsyncIterator[CompiledStateGraph]:
+    ) -> AsyncIterator[ServedGraph]:
         """The graph a run executes: a factory is called for this run (with its config and an
         `ExecutionRuntime` carrying its context) and, if it is a context manager, left when
         the run ends (issue 31, as the reference); any other graph is the cached one."""
@@ -143,7 +143,7 @@ class ServerState:
             graph.name = graph_name(base, graph_id)
             yield graph
 
-    async def _load(self, graph_id: str) -> CompiledStateGraph:
+    async def _load(self, graph_id: str) -> ServedGraph:
         spec = self.settings.graphs.get(graph_id)
         if spec is None:
             raise NotFound(f"Graph '{graph_id}' not found")
@@ -163,7 +163,7 @@ class ServerState:
 
 
 @contextlib.asynccontextmanager
-async def _loading(graph_id: str, opening: Any) -> AsyncIterator[CompiledStateGraph]:
+async def _loading(graph_id: str, opening: Any) -> AsyncIterator[ServedGraph]:
     """Enter `opening` (a graph's loading); a failure to load becomes an error naming its cause
     (issue 31: never a bare 500, never a run left running). Errors of the caller's block pass."""
     stack = contextlib.AsyncExitStack()

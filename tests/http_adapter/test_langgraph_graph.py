@@ -102,3 +102,17 @@ def test_what_comes_back_is_graphrun_s_types() -> None:
     assert snapshot.tasks[0].interrupts[0] == asked
     assert resumed[-1] == {"question": "why?", "answer": "because"}
     assert graph.name == "Asker" and graph.builder.state_schema is State
+
+
+def test_start_up_lists_each_graph_with_its_engine() -> None:
+    from http_adapter.agent_server.settings import Settings
+    from http_adapter.cli import _graph_lines
+
+    ours = engine.StateGraph(State).add_node("ask", ask).add_edge(engine.START, "ask").compile()
+    lines = _graph_lines(Settings(graphs={"lg": COMPILED, "ours": ours, "made": plain,
+                                          "builder": BUILDER}))
+    assert lines[0] == ("  Graphs:  lg, builder (LangGraph runtime); ours (graphrun engine); "
+                        "made (factory)")
+    assert "ported to graphrun's engine (`--engine graphrun`, docs/porting.md) runs were " \
+           "10-67x faster" in lines[1]
+    assert _graph_lines(Settings(graphs={"ours": ours})) == ["  Graphs:  ours (graphrun engine)"]

@@ -91,14 +91,26 @@ def test_a_library_past_the_public_api_is_named(tmp_path: Path) -> None:
     """LangChain's `create_agent` imports LangGraph internals: refused at start-up, naming
     LangChain's file (the project's own import of it is fine)."""
     shutil.copytree(PROJECTS / "create_agent", tmp_path / "p")
-    with pytest.raises(ConfigError) as raised:
-        load_settings(tmp_path / "p" / "langgraph.json", in_memory=True, engine="graphrun")
+    config = tmp_path / "p" / "langgraph.json"
+    # as in a fresh `graphrun dev` process: LangChain not imported yet
+    imported = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "langchain"}
+    for name in imported:
+        del sys.modules[name]
+    try:
+        with pytest.raises(ConfigError) as raised:
+            load_settings(config, in_memory=True, engine="graphrun")
+    finally:
+        sys.modules.update(imported)
     message = str(raised.value)
     assert "module `langgraph._internal`" in message
     assert f"langchain{'/'}agents{'/'}factory.py, line" in message
     from langchain.agents import factory  # nothing half-imported on graphrun's objects stays
 
     assert factory.StateGraph.__module__ == "langgraph.graph.state"
+    # LangChain imported already (with the real LangGraph): its graph is refused all the same
+    with pytest.raises(ConfigError, match=r"graphs\.agent: CompiledStateGraph was built by the "
+                                          r"installed langgraph package"):
+        load_settings(config, in_memory=True, engine="graphrun")
 
 
 def test_graphrun_never_imports_langgraph_itself() -> None:
