@@ -119,6 +119,7 @@ async def _run_frames(run_id: str, subscription: Any, active: bool, modes: set[s
 
 
 async def join_thread_stream(request: Request) -> Response:
+    """Join the stream of every run of a thread."""
     thread_id = path_uuid(request, "thread_id", "thread")
     modes = _modes(request)
     st = server(request)

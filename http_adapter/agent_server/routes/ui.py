@@ -15,6 +15,7 @@ __all__ = ["routes"]
 
 
 async def ui_component(request: Request) -> Response:
+    """Get a graph's UI components (none are bundled: 404)."""
     raise NotFound(f"UI not found for graph '{request.path_params['graph_id']}'")
 
 
