@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     case = "long_thread_chat" + ("_tools" if args.tools else "")
     results: dict[str, Any] = {}
     print(f"{case}, {args.turns} turns")
-    print("| saver / library | stored | / content | turn 10-30 -> last 20 | get_state | cold | all |")
+    print("| saver / library | stored | / content | turn 10-30 -> last 20 | get_state | cold "
+          "| all |")
     print("|---|---|---|---|---|---|---|")
     for saver in [] if args.no_in_process else args.savers.split(","):
         if saver == "postgres" and not _postgres.available():

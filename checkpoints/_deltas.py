@@ -137,11 +137,10 @@ _Pair = tuple[str, Any]  # (channel, version)
 class _Last(NamedTuple):
     version: Any
     items: tuple[Any, ...]  # the list as stored (a snapshot): identity against it is the check
-    chain: tuple[Any, ...] = ()  # unused since issue 32 (deltas name their direct base only)
+    # Unused since issue 32 (a delta names its direct base only); kept so the tuple's shape,
+    # built in C by `_new_last`, stays as it was.
+    chain: tuple[Any, ...] = ()
     extra: frozenset[_Pair] = frozenset()
-
-    def needs_count(self) -> int:
-        return 0
 
 
 _NONE: frozenset[_Pair] = frozenset()
@@ -264,7 +263,9 @@ def _value(
             blob = _fetched(fetch, *at)
             header = _header(blob) if is_delta(blob) else None
             if header is None or not header.v4:
-                full = loads(blob) if header is None else _items(header, channel, fetch, loads, memo)
+                full = (
+                    loads(blob) if header is None else _items(header, channel, fetch, loads, memo)
+                )
                 if type(full) is not list:
                     raise TypeError("a delta chain must start with a stored list")
                 memo[at] = full
