@@ -96,7 +96,10 @@ def _sqlite_bytes(path: str) -> int:
 
 
 def _content(messages: list[Any]) -> int:
-    return sum(len(getattr(m, "content", None) or m.get("content", "")) for m in messages)
+    return sum(
+        len(m.get("content") or "") if isinstance(m, dict) else len(m.content or "")
+        for m in messages
+    )
 
 
 def _open(lib: Lib, saver: str, work: str) -> tuple[Any, Any]:
