@@ -96,7 +96,10 @@ def _sqlite_bytes(path: str) -> int:
 
 
 def _content(messages: list[Any]) -> int:
-    return sum(len(getattr(m, "content", None) or m.get("content", "")) for m in messages)
+    return sum(
+        len(m.get("content") or "") if isinstance(m, dict) else len(m.content or "")
+        for m in messages
+    )
 
 
 def _open(lib: Lib, saver: str, work: str) -> tuple[Any, Any]:
@@ -293,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     case = "long_thread_chat" + ("_tools" if args.tools else "")
     results: dict[str, Any] = {}
     print(f"{case}, {args.turns} turns")
-    print("| saver / library | stored | / content | turn 10-30 -> last 20 | get_state | cold | all |")
+    print("| saver / library | stored | / content | turn 10-30 -> last 20 | get_state | cold "
+          "| all |")
     print("|---|---|---|---|---|---|---|")
     for saver in [] if args.no_in_process else args.savers.split(","):
         if saver == "postgres" and not _postgres.available():

@@ -109,6 +109,7 @@ __all__ = [
 
 MAX_NEEDS = 64  # pre-issue-32 sourced deltas: the reads one header may list
 _V4 = 4  # the first field of an issue-32 delta (older headers start with a list)
+_STEP = object()  # memo key suffix: one delta's (length, own items, base), decoded once
 _is = operator.is_
 _MARK = b"\xc1"
 _encode = msgspec.msgpack.Encoder().encode
@@ -136,11 +137,10 @@ _Pair = tuple[str, Any]  # (channel, version)
 class _Last(NamedTuple):
     version: Any
     items: tuple[Any, ...]  # the list as stored (a snapshot): identity against it is the check
-    chain: tuple[Any, ...] = ()  # unused since issue 32 (deltas name their direct base only)
+    # Unused since issue 32 (a delta names its direct base only); kept so the tuple's shape,
+    # built in C by `_new_last`, stays as it was.
+    chain: tuple[Any, ...] = ()
     extra: frozenset[_Pair] = frozenset()
-
-    def needs_count(self) -> int:
-        return 0
 
 
 _NONE: frozenset[_Pair] = frozenset()
@@ -209,7 +209,7 @@ def _fetched(fetch: Callable[[str, Any], Any], channel: str, version: Any) -> An
 
 def _items(
     header: _Header, channel: str, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
-    memo: dict[_Pair, list[Any]],
+    memo: dict[Any, Any],
 ) -> list[Any]:
     """The full list a pre-32 delta of `channel` stands for (its chain is capped, so short)."""
     value: list[Any] = []
@@ -229,7 +229,7 @@ def _items(
 
 def _own_items(
     header: _Header, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
-    memo: dict[_Pair, list[Any]],
+    memo: dict[Any, Any],
 ) -> list[Any]:
     """The items one delta adds: its tail, or the whole value of its source."""
     if header.source is None:
@@ -239,43 +239,51 @@ def _own_items(
 
 def _value(
     pair: _Pair, fetch: Callable[[str, Any], Any], loads: Callable[[Any], Any],
-    memo: dict[_Pair, list[Any]],
+    memo: dict[Any, Any],
 ) -> list[Any]:
     """A stored list channel value, read once per `resolve` (a source may be named often).
 
     An issue-32 chain is walked back to a full value (or one already read), then rebuilt
-    forward in one list: no recursion, however long the thread."""
+    forward in one list: no recursion, however long the thread. Each delta's own items are
+    decoded once per memo (kept under ``(channel, version, _STEP)``), so the checkpoints of a
+    history page, each a version of the same chain, cost pointer copies, not decoding."""
     found = memo.get(pair)
     if found is not None:
-        return found
+        return found  # type: ignore[no-any-return]
     channel = pair[0]
-    steps: list[_Header] = []
+    steps: list[tuple[int, list[Any], Any]] = []
     at = pair
     while True:
         known = memo.get(at)
         if known is not None:
             value = list(known)
             break
-        blob = _fetched(fetch, *at)
-        if not is_delta(blob):
-            value = loads(blob)
-            if type(value) is not list:
-                raise TypeError("a delta chain must start with a stored list")
-            break
-        header = _header(blob)
-        if not header.v4:
-            value = _items(header, channel, fetch, loads, memo)
-            break
-        steps.append(header)
-        if header.base is None:
+        step = memo.get((*at, _STEP))
+        if step is None:
+            blob = _fetched(fetch, *at)
+            header = _header(blob) if is_delta(blob) else None
+            if header is None or not header.v4:
+                full = (
+                    loads(blob) if header is None else _items(header, channel, fetch, loads, memo)
+                )
+                if type(full) is not list:
+                    raise TypeError("a delta chain must start with a stored list")
+                memo[at] = full
+                value = list(full)
+                break
+            step = memo[(*at, _STEP)] = (
+                header.length, _own_items(header, fetch, loads, memo), header.base
+            )
+        steps.append(step)
+        if step[2] is None:
             value = []
             break
-        at = (channel, header.base)
-    for header in reversed(steps):
-        if header.length > len(value):
+        at = (channel, step[2])
+    for length, items, _ in reversed(steps):
+        if length > len(value):
             raise LookupError(f"a delta of channel {channel!r} builds on a shorter version")
-        del value[header.length :]
-        value.extend(_own_items(header, fetch, loads, memo))
+        del value[length:]
+        value.extend(items)
     memo[pair] = value
     return value
 
@@ -285,7 +293,7 @@ def resolve(
     blob: Callable[[str, Any], Any],
     loads: Callable[[Any], Any],
     held: Mapping[str, _Last] | None = None,
-    memo: dict[_Pair, list[Any]] | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """Channel values for (channel, version) pairs; None blobs (emptied channels) are left out,
     a `MISSING` one raises `LookupError` (the record is damaged). `held`: the lists this

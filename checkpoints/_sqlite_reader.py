@@ -13,7 +13,16 @@ from typing import Any, NamedTuple
 import aiosqlite
 
 from ._common import damaged, matches_filter, skipped
-from ._deltas import MISSING, Lineage, Stored, is_delta, load_write, needs_of, resolve, whole_channels
+from ._deltas import (
+    MISSING,
+    Lineage,
+    Stored,
+    is_delta,
+    load_write,
+    needs_of,
+    resolve,
+    whole_channels,
+)
 from ._sqlite_writer import Writer
 from .base import (
     Checkpoint,

@@ -91,7 +91,7 @@ def write(out: Path) -> None:
         graph.invoke(engine.Command(resume="yes"), forked)
         saver.flush()
         expected = read_back(saver)
-    (out / f"{NAME}.json").write_text(json.dumps(expected, indent=0))
+    (out / f"{NAME}.json").write_text(json.dumps(expected, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

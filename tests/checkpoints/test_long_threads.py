@@ -150,7 +150,8 @@ def test_a_read_of_the_latest_state_hands_back_the_stored_items(opener: Opener) 
     first = saver.get_tuple(thread_config("t"))
     second = saver.get_tuple(thread_config("t"))
     assert first is not None and second is not None
-    a, b = first.checkpoint["channel_values"]["messages"], second.checkpoint["channel_values"]["messages"]
+    a = first.checkpoint["channel_values"]["messages"]
+    b = second.checkpoint["channel_values"]["messages"]
     assert a is not b and a == b
     assert all(x is y for x, y in zip(a, b, strict=True))
     a.append("changed")
