@@ -125,7 +125,7 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
                 bucket.append(value)
     channels = run.channels
     values = {}
-    for key in plan.state_keys:
+    for key in branch.reads or plan.state_keys:
         channel = channels[key]
         bucket = grouped.get(key)
         value = channel.value if bucket is None else channel.preview(bucket)

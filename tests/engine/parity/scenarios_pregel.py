@@ -309,3 +309,35 @@ def update_details(lib: Any) -> list[Any]:
     except BaseException as error:  # noqa: BLE001 - ParentCommand is a BaseException
         t.add("parent_command", (type(error).__name__, error.args[0].goto))
     return t.items
+
+
+class Overall(TypedDict):
+    foo: Annotated[int, operator.add]
+    bar: str
+
+
+class Private(TypedDict):
+    baz: str
+
+
+@scenario
+def router_input_schema(lib: Any) -> list[Any]:
+    """A router annotated with a schema (the state schema too) reads only its keys, not the
+    private keys a node's input schema added to the state."""
+    t = Transcript()
+    seen: list[Any] = []
+
+    def typed_router(state: Overall) -> str:
+        seen.append(dict(state))
+        return "n3" if state["foo"] == 2 else "__end__"
+
+    def n2(state: Private) -> dict[str, Any]:
+        return {"foo": 1, "bar": state["baz"]}
+
+    b = lib.StateGraph(Overall)
+    b.add_node("n1", lambda s: {"foo": 1, "baz": "bar"}).add_node("n2", n2)
+    b.add_node("n3", lambda s: {"foo": 1})
+    b.add_edge(lib.START, "n1").add_edge("n1", "n2").add_conditional_edges("n2", typed_router)
+    t.call("invoke", b.compile().invoke, {"foo": 0})
+    t.add("seen", seen)
+    return t.items
