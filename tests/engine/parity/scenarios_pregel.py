@@ -341,3 +341,19 @@ def router_input_schema(lib: Any) -> list[Any]:
     t.call("invoke", b.compile().invoke, {"foo": 0})
     t.add("seen", seen)
     return t.items
+
+
+@scenario
+def grandchild_static_interrupt(lib: Any) -> list[Any]:
+    """A grandchild's interrupt_before stops the run: with subgraphs=True only the root streams
+    the empty `__interrupt__` update (a dynamic interrupt shows at every level)."""
+    t = Transcript()
+    grand = lib.StateGraph(LogState)
+    grand.add_node("g1", lambda s: {"log": ["g1"]}).add_node("g2", lambda s: {"log": ["g2"]})
+    grand = grand.add_edge(lib.START, "g1").add_edge("g1", "g2").compile(interrupt_before=["g2"])
+    child = lib.StateGraph(LogState).add_node("grand", grand).add_edge(lib.START, "grand")
+    b = lib.StateGraph(LogState).add_node("child", child.compile())
+    g = b.add_edge(lib.START, "child").compile(checkpointer=lib.InMemorySaver())
+    t.stream("stream", g, {"log": []}, cfg("1"), subgraphs=True)
+    t.stream("resume", g, None, cfg("1"), subgraphs=True)
+    return t.items
