@@ -357,3 +357,27 @@ def grandchild_static_interrupt(lib: Any) -> list[Any]:
     t.stream("stream", g, {"log": []}, cfg("1"), subgraphs=True)
     t.stream("resume", g, None, cfg("1"), subgraphs=True)
     return t.items
+
+
+@scenario
+def router_sees_extra_keys(lib: Any) -> list[Any]:
+    """An unannotated router of a dict state also sees keys its node returned beyond the state
+    (not saved); a router annotated with a schema does not."""
+    t = Transcript()
+    seen: list[Any] = []
+
+    def plain(state):  # type: ignore[no-untyped-def]  # unannotated
+        seen.append(("plain", dict(state)))
+        return "__end__"
+
+    def typed(state: Overall) -> str:
+        seen.append(("typed", dict(state)))
+        return "__end__"
+
+    b = lib.StateGraph(Overall)
+    b.add_node("a", lambda s: {"foo": 1, "extra": "x"}).add_node("b", lambda s: {"extra": "y"})
+    b.add_edge(lib.START, "a").add_edge(lib.START, "b")
+    b.add_conditional_edges("a", plain).add_conditional_edges("b", typed)
+    t.call("invoke", b.compile().invoke, {"foo": 0, "bar": "z"})
+    t.add("seen", sorted(seen, key=str))
+    return t.items
