@@ -46,6 +46,9 @@ class BranchPlan:
     path_map: dict[Any, str] | None
     reader: Callable[[dict[str, Any]], Any] | None
     managed: tuple[tuple[str, Any], ...] = ()  # managed keys the router sees (issue 17)
+    # the keys it reads: those of the schema it is annotated with (as LangGraph; issue 27);
+    # None: the whole state
+    reads: tuple[str, ...] | None = None
 
     def destinations(self, result: Any) -> list[str | Send]:
         items = result if isinstance(result, (list, tuple)) else [result]
@@ -280,10 +283,14 @@ def _branches(
     reader: Callable[[dict[str, Any]], Any] | None,
     managed: tuple[tuple[str, Any], ...] = (),
 ) -> tuple[BranchPlan, ...]:
-    return tuple(
-        BranchPlan(
-            name=name, router=Callee(spec.path, name), path_map=spec.path_map, reader=reader,
-            managed=managed,
-        )
-        for name, spec in specs.items()
-    )
+    """A node's routers; one annotated with a schema reads only that schema's keys."""
+    out = []
+    for name, spec in specs.items():
+        schema = spec.input_schema
+        out.append(BranchPlan(
+            name=name, router=Callee(spec.path, name), path_map=spec.path_map,
+            reader=reader_for(schema) if schema is not None else reader,
+            managed=tuple(schema_managed(schema).items()) if schema is not None else managed,
+            reads=tuple(field_specs(schema)) if schema is not None else None,
+        ))
+    return tuple(out)

@@ -452,7 +452,7 @@ class Run:
             return
         modes = self.sink.modes
         # LangGraph's order: the interrupt in updates and values, then the task's result
-        if "updates" in modes:  # () for a subgraph that stopped on a static interrupt
+        if "updates" in modes and (interrupts or self.parent is None):  # () static: root only
             self.sink.push((self.ns_tuple, "updates", {"__interrupt__": interrupts}))
         if interrupts and "values" in modes:
             self.sink.push((self.ns_tuple, "values", self.interrupted_values(interrupts)))

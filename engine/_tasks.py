@@ -113,8 +113,10 @@ def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
     return run.plan.command_writes(command)
 
 
-def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
-    """The state a router sees: the current state with only this task's writes applied."""
+def _local_state(run: Run, task: Task, branch: BranchPlan, output: Any = None) -> Any:
+    """The state a router sees: the current state with only this task's writes applied; an
+    unannotated router of a dict state also sees the keys the node returned beyond the state
+    (LangGraph's pass-through, issue 27)."""
     plan = run.plan
     keys = plan.state_key_set
     grouped: dict[str, list[Any]] = {}
@@ -127,7 +129,7 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
                 bucket.append(value)
     channels = run.channels
     values = {}
-    for key in plan.state_keys:
+    for key in branch.reads or plan.state_keys:
         channel = channels[key]
         bucket = grouped.get(key)
         value = channel.value if bucket is None else channel.preview(bucket)
@@ -135,7 +137,10 @@ def _local_state(run: Run, task: Task, branch: BranchPlan) -> Any:
             values[key] = value
     if branch.managed:  # a router sees its task's step (issue 17)
         values.update(managed_values(branch.managed, run.step, run.stop))
-    return branch.reader(values) if branch.reader is not None else values
+    state = branch.reader(values) if branch.reader is not None else values
+    if type(output) is dict and type(state) is dict and branch.reads is None:
+        return {**output, **state}
+    return state
 
 
 def _route_writes(run: Run, branch: BranchPlan, result: Any) -> list[tuple[str, Any]]:
@@ -203,7 +208,7 @@ def _call_sync(run: Run, task: Task) -> None:
             close_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for index, branch in enumerate(task.node.branches):
-            state = _local_state(run, task, branch)
+            state = _local_state(run, task, branch, output)
             events = run.events
             run_id = events.router_start(task, index, state) if events is not None else None
             result = branch.router.call(state, scope)
@@ -312,7 +317,7 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             await aclose_children(scope, False)
         task.writes = _writes_of(run, task, output)
         for index, branch in enumerate(task.node.branches):
-            state = _local_state(run, task, branch)
+            state = _local_state(run, task, branch, output)
             events = run.events
             run_id = events.router_start(task, index, state) if events is not None else None
             if branch.router.is_async:

@@ -81,6 +81,7 @@ class NodeSpec:
 class BranchSpec:
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None = None
+    input_schema: Any = None  # the keys the router reads, from its annotation (issue 27)
 
     @property
     def ends(self) -> tuple[str, ...]:
@@ -273,7 +274,10 @@ class StateGraph(Generic[StateT]):
             raise ValueError(
                 f"Branch with name `{name}` already exists for node `{source}`"
             )
-        branches[name] = BranchSpec(path, mapping)
+        schema = _annotated_input(path, None)  # the state schema too: it limits the keys
+        for key, spec in field_specs(schema).items() if schema is not None else ():
+            self.fields.setdefault(key, spec)
+        branches[name] = BranchSpec(path, mapping, schema)
         return self
 
     def add_sequence(

@@ -309,3 +309,75 @@ def update_details(lib: Any) -> list[Any]:
     except BaseException as error:  # noqa: BLE001 - ParentCommand is a BaseException
         t.add("parent_command", (type(error).__name__, error.args[0].goto))
     return t.items
+
+
+class Overall(TypedDict):
+    foo: Annotated[int, operator.add]
+    bar: str
+
+
+class Private(TypedDict):
+    baz: str
+
+
+@scenario
+def router_input_schema(lib: Any) -> list[Any]:
+    """A router annotated with a schema (the state schema too) reads only its keys, not the
+    private keys a node's input schema added to the state."""
+    t = Transcript()
+    seen: list[Any] = []
+
+    def typed_router(state: Overall) -> str:
+        seen.append(dict(state))
+        return "n3" if state["foo"] == 2 else "__end__"
+
+    def n2(state: Private) -> dict[str, Any]:
+        return {"foo": 1, "bar": state["baz"]}
+
+    b = lib.StateGraph(Overall)
+    b.add_node("n1", lambda s: {"foo": 1, "baz": "bar"}).add_node("n2", n2)
+    b.add_node("n3", lambda s: {"foo": 1})
+    b.add_edge(lib.START, "n1").add_edge("n1", "n2").add_conditional_edges("n2", typed_router)
+    t.call("invoke", b.compile().invoke, {"foo": 0})
+    t.add("seen", seen)
+    return t.items
+
+
+@scenario
+def grandchild_static_interrupt(lib: Any) -> list[Any]:
+    """A grandchild's interrupt_before stops the run: with subgraphs=True only the root streams
+    the empty `__interrupt__` update (a dynamic interrupt shows at every level)."""
+    t = Transcript()
+    grand = lib.StateGraph(LogState)
+    grand.add_node("g1", lambda s: {"log": ["g1"]}).add_node("g2", lambda s: {"log": ["g2"]})
+    grand = grand.add_edge(lib.START, "g1").add_edge("g1", "g2").compile(interrupt_before=["g2"])
+    child = lib.StateGraph(LogState).add_node("grand", grand).add_edge(lib.START, "grand")
+    b = lib.StateGraph(LogState).add_node("child", child.compile())
+    g = b.add_edge(lib.START, "child").compile(checkpointer=lib.InMemorySaver())
+    t.stream("stream", g, {"log": []}, cfg("1"), subgraphs=True)
+    t.stream("resume", g, None, cfg("1"), subgraphs=True)
+    return t.items
+
+
+@scenario
+def router_sees_extra_keys(lib: Any) -> list[Any]:
+    """An unannotated router of a dict state also sees keys its node returned beyond the state
+    (not saved); a router annotated with a schema does not."""
+    t = Transcript()
+    seen: list[Any] = []
+
+    def plain(state):  # type: ignore[no-untyped-def]  # unannotated
+        seen.append(("plain", dict(state)))
+        return "__end__"
+
+    def typed(state: Overall) -> str:
+        seen.append(("typed", dict(state)))
+        return "__end__"
+
+    b = lib.StateGraph(Overall)
+    b.add_node("a", lambda s: {"foo": 1, "extra": "x"}).add_node("b", lambda s: {"extra": "y"})
+    b.add_edge(lib.START, "a").add_edge(lib.START, "b")
+    b.add_conditional_edges("a", plain).add_conditional_edges("b", typed)
+    t.call("invoke", b.compile().invoke, {"foo": 0, "bar": "z"})
+    t.add("seen", sorted(seen, key=str))
+    return t.items
