@@ -33,6 +33,7 @@ _PUBLIC = frozenset((
     "with_retry", "with_types",
 ))
 _registered: list[bool] = []
+_members_cache: dict[str, Any] = {}
 
 
 def _runnable() -> Any:
@@ -48,12 +49,12 @@ def _runnable() -> Any:
     return Runnable
 
 
-def _lookup(name: str) -> Any:
-    """`name` as `Runnable`'s class defines it (a function or a property), unbound."""
-    for cls in _runnable().__mro__:
-        if name in vars(cls):
-            return vars(cls)[name]
-    raise AttributeError(name)
+def _members() -> dict[str, Any]:
+    """`Runnable`'s own methods and properties by name, unbound (dunders aside)."""
+    if not _members_cache:
+        for cls in reversed(_runnable().__mro__):
+            _members_cache.update((k, v) for k, v in vars(cls).items() if k[:2] != "__")
+    return _members_cache
 
 
 class RunnableMethods:
@@ -68,17 +69,15 @@ class RunnableMethods:
         return type(self)
 
     def __getattr__(self, name: str) -> Any:
-        if name not in _PUBLIC and (name[:2] == "__" or _MODULE not in sys.modules):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        try:
-            attr = _lookup(name)
-        except ImportError as error:
-            raise AttributeError(f"{name!r} needs langchain-core: {_INSTALL}") from error
-        except AttributeError:
-            raise AttributeError(
-                f"{type(self).__name__!r} object has no attribute {name!r}"
-            ) from None
-        return attr.__get__(self, type(self)) if hasattr(attr, "__get__") else attr
+        # Normal lookup failed. Any other name costs one set or dict lookup and no import.
+        if name in _PUBLIC or (_MODULE in sys.modules and name in _members()):
+            try:
+                attr = _members().get(name)
+            except ImportError as error:
+                raise AttributeError(f"{name!r} needs langchain-core: {_INSTALL}") from error
+            if attr is not None:
+                return attr.__get__(self, type(self)) if hasattr(attr, "__get__") else attr
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __or__(self, other: Any) -> Any:
         return _runnable().__or__(self, other)
