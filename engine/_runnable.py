@@ -87,9 +87,10 @@ class RunnableMethods:
 
     @property
     def InputType(self) -> Any:  # noqa: N802 - LangChain's name
-        """A state graph takes a dict of channel updates: no one type (None, as LangGraph)."""
-        return None
+        """The input schema, as LangGraph reports its single input channel's type."""
+        return getattr(getattr(self, "builder", None), "input_schema", None)
 
     @property
     def OutputType(self) -> Any:  # noqa: N802 - LangChain's name
+        """None, as LangGraph: the output comes from several channels."""
         return None

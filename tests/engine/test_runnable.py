@@ -51,6 +51,7 @@ def test_graph_is_a_runnable() -> None:
     assert isinstance(graph, Runnable)
     assert issubclass(CompiledStateGraph, Runnable)
     assert graph.get_name() == "counter"
+    assert (graph.InputType, graph.OutputType) == (Count, None)
 
 
 def test_graph_composes_on_both_sides_of_pipe() -> None:

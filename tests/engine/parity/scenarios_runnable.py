@@ -38,6 +38,7 @@ def runnable_composition(lib: Any) -> list[Any]:
     graph = _doubler(lib)
     t.add("isinstance", isinstance(graph, Runnable))
     t.add("names", [graph.get_name(), graph.get_name("Input")])
+    t.add("types", [graph.InputType is Num, graph.OutputType])
     around = RunnableLambda(lambda v: {"n": v}) | graph | RunnableLambda(lambda s: s["n"] + 1)
     t.call("sequence", around.invoke, 3)
     t.call("sequence_batch", around.batch, [1, 2, 3])
