@@ -139,7 +139,8 @@ def _validated(run: Run, updates: Sequence[Any]) -> list[tuple[str, Any, str | N
 
 def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
     """Each update as a task of its node: state writes, edges and routes, applied at once."""
-    from ._tasks import _local_state, _route_writes
+    from ._routing import local_state as _local_state
+    from ._routing import route_writes as _route_writes
 
     plan = run.plan
     upcoming = _upcoming_ids(run)

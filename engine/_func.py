@@ -22,7 +22,7 @@ from ._calls import (
     PREVIOUS, RETURN, AsyncioCalls, CallingRun, GroupCalls, is_call, own_calls, spawner,
 )
 from ._channels import MISSING, Ephemeral, LastValue, Topic
-from ._context import Runtime, current_scope
+from ._context import current_scope
 from ._jsonschema import EntrySchemaMethods
 from ._node import Callee
 from ._plan import TASKS, NodePlan, Plan

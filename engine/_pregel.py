@@ -25,31 +25,30 @@ from checkpoints.base import RESUME, CheckpointTuple
 from . import _stream_v2 as _v2
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
-from ._subgraphs import SubgraphMethods, node_subgraph
+from ._subgraphs import SubgraphMethods
 from ._context import current_scope
 from ._lifecycle import graph_handlers, with_lifecycle, with_lifecycle_async
 from ._nested import (
-    aload_saved, ancestors_of, continues_history, from_root_checkpoint, load_saved, mark_replay,
-    nested_sink, own_history_ns, subgraph_for_update, travel_to, with_map,
+    aload_saved, continues_history, from_root_checkpoint, load_saved, mark_replay, nested_sink,
+    own_history_ns, travel_to,
 )
 from ._plan import Plan
-from ._run import NULL_TASK_ID, Run, make_snapshot
+from ._run import NULL_TASK_ID, Run
 from ._run_control import control_for
 from ._runtime_context import run_context
-from ._state import update_state_run
+from ._state_methods import StateMethods, latest_config
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
 from ._tracing import wants_trace, with_graph_run, with_graph_run_async
 from ._worker import Halt, in_worker_thread
-from .types import END, Command, StateSnapshot, StateUpdate
+from .types import Command
 
 __all__ = ["CompiledStateGraph"]
 
 _LIVE = frozenset(("custom", "messages", "events"))
-_BULK_ONLY = frozenset((END, "__input__", "__copy__"))  # update_state forms bulk handles
 
 
-class CompiledStateGraph(SchemaMethods, SubgraphMethods):
+class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"
@@ -310,7 +309,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
             fork = self._time_travels(run, value, saved) and (
                 self._forks_head(run, saved)
-                or self._replaying(saved, run.checkpointer.get_tuple(_latest(lookup)))
+                or self._replaying(saved, run.checkpointer.get_tuple(latest_config(lookup)))
             )
             if self._time_travels(run, value, saved):
                 mark_replay(run, saved)
@@ -473,7 +472,7 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
         if lookup is not None and "checkpoint_id" in lookup["configurable"]:
             fork = self._time_travels(run, value, saved) and (
                 self._forks_head(run, saved)
-                or self._replaying(saved, await run.checkpointer.aget_tuple(_latest(lookup)))
+                or self._replaying(saved, await run.checkpointer.aget_tuple(latest_config(lookup)))
             )
             if self._time_travels(run, value, saved):
                 mark_replay(run, saved)
@@ -547,187 +546,6 @@ class CompiledStateGraph(SchemaMethods, SubgraphMethods):
             raise min(failures, key=lambda f: f[0])[1]
         return results
 
-    # -- state ----------------------------------------------------------------------------------
-
-    def _require_saver(self) -> Any:
-        if not self.checkpointer:
-            raise ValueError("No checkpointer set")
-        return self.checkpointer
-
-    def _snapshot(
-        self, saved: CheckpointTuple | None, config: dict[str, Any], with_pending: bool = True
-    ) -> StateSnapshot:
-        if saved is None:
-            return StateSnapshot({}, (), config, None, None, None, (), ())
-        run = self.run_class(self, merge_config(saved.config), sink=Sink(frozenset(), False, _drop))
-        run.restore(saved)
-        return make_snapshot(run, saved, with_pending)
-
-    def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        """The thread's state at its latest checkpoint (or the one `checkpoint_id` names)."""
-        saver = self._require_saver()
-        snapshot = self._snapshot(saver.get_tuple(config), config, _latest_requested(config))
-        if subgraphs:
-            snapshot = self._with_subgraph_states(snapshot, saver)
-        return snapshot
-
-    def _with_subgraph_states(self, snapshot: StateSnapshot, saver: Any) -> StateSnapshot:
-        tasks = []
-        conf = snapshot.config["configurable"]
-        thread_id = conf.get("thread_id")
-        parent_ns = conf.get("checkpoint_ns", "")
-        checkpoint_map = conf.get("checkpoint_map") or {parent_ns: conf.get("checkpoint_id")}
-        for task in snapshot.tasks:
-            sub = node_subgraph(self, task.name)  # a node calling one too (issue 27)
-            if sub is not None:
-                ns = f"{parent_ns}|{task.name}:{task.id}" if parent_ns else f"{task.name}:{task.id}"
-                if getattr(sub, "checkpointer", None) is True:
-                    ns = own_history_ns(ns)  # issue 27
-                sub_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
-                saved = saver.get_tuple(sub_config)
-                if saved is not None:
-                    sub_snapshot = sub._snapshot(saved, sub_config)
-                    sub_conf = dict(sub_snapshot.config["configurable"])
-                    sub_conf["checkpoint_map"] = {**checkpoint_map, ns: sub_conf["checkpoint_id"]}
-                    parent = sub_snapshot.parent_config
-                    if parent is not None:
-                        parent_conf = dict(parent["configurable"])
-                        parent_conf["checkpoint_map"] = {
-                            **checkpoint_map, ns: parent_conf["checkpoint_id"]
-                        }
-                        parent = {"configurable": parent_conf}
-                    sub_snapshot = sub_snapshot._replace(
-                        config={"configurable": sub_conf}, parent_config=parent
-                    )
-                    sub_snapshot = sub._with_subgraph_states(sub_snapshot, saver)
-                    task = task._replace(state=sub_snapshot)
-            tasks.append(task)
-        return snapshot._replace(tasks=tuple(tasks))
-
-    async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        saver = self._require_saver()
-        snapshot = self._snapshot(
-            await saver.aget_tuple(config), config, _latest_requested(config)
-        )
-        if subgraphs:
-            snapshot = await anyio.to_thread.run_sync(self._with_subgraph_states, snapshot, saver)
-        return snapshot
-
-    def get_state_history(
-        self,
-        config: dict[str, Any],
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first."""
-        saver = self._require_saver()
-        conf = dict(config.get("configurable", {}))
-        conf.setdefault("checkpoint_ns", "")
-        for saved in saver.list({"configurable": conf}, filter=filter, before=before, limit=limit):
-            yield self._snapshot(saved, saved.config, with_pending=False)
-
-    async def aget_state_history(
-        self,
-        config: dict[str, Any],
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[StateSnapshot]:
-        saver = self._require_saver()
-        conf = dict(config.get("configurable", {}))
-        conf.setdefault("checkpoint_ns", "")
-        async for saved in saver.alist(
-            {"configurable": conf}, filter=filter, before=before, limit=limit
-        ):
-            yield self._snapshot(saved, saved.config, with_pending=False)
-
-    def update_state(
-        self,
-        config: dict[str, Any],
-        values: Any,
-        as_node: str | None = None,
-    ) -> dict[str, Any]:
-        """Write `values` as if node `as_node` returned them; makes a `source="update"` checkpoint."""
-        if as_node in _BULK_ONLY:  # LangGraph's special forms (issue 17)
-            return self.bulk_update_state(config, [[StateUpdate(values, as_node)]])
-        saver = self._require_saver()
-        sub = subgraph_for_update(self, config)
-        if sub is not None:
-            return with_map(sub.update_state(config, values, as_node), config)
-        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.parents_given = ancestors_of(config)
-        saved = saver.get_tuple(config)
-        run.restore(saved)
-        latest = _latest_requested(config) or not self._replaying(
-            saved, saver.get_tuple(_latest(merge_config(config)))
-        )
-        update_state_run(run, values, as_node, keep_writes=latest)
-        flush_sync(run)
-        return run.checkpoint_config  # type: ignore[return-value]
-
-    async def aupdate_state(
-        self,
-        config: dict[str, Any],
-        values: Any,
-        as_node: str | None = None,
-    ) -> dict[str, Any]:
-        if as_node in _BULK_ONLY:
-            return await self.abulk_update_state(config, [[StateUpdate(values, as_node)]])
-        saver = self._require_saver()
-        sub = subgraph_for_update(self, config)
-        if sub is not None:
-            return with_map(await sub.aupdate_state(config, values, as_node), config)
-        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.parents_given = ancestors_of(config)
-        saved = await saver.aget_tuple(config)
-        run.restore(saved)
-        latest = _latest_requested(config) or not self._replaying(
-            saved, await saver.aget_tuple(_latest(merge_config(config)))
-        )
-        update_state_run(run, values, as_node, keep_writes=latest)
-        await flush_async(run)
-        return run.checkpoint_config  # type: ignore[return-value]
-
-    def bulk_update_state(
-        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
-    ) -> dict[str, Any]:
-        """Apply super-steps of `StateUpdate`s, one checkpoint each (LangGraph's semantics)."""
-        from ._bulk import apply_superstep, check_supersteps
-
-        saver = self._require_saver()
-        check_supersteps(supersteps)
-        for updates in supersteps:
-            run = self._state_run(config, saver)
-            run.restore(saver.get_tuple(config))
-            apply_superstep(run, updates)
-            flush_sync(run)
-            config = run.checkpoint_config  # type: ignore[assignment]
-        return config
-
-    async def abulk_update_state(
-        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
-    ) -> dict[str, Any]:
-        """Async `bulk_update_state`."""
-        from ._bulk import apply_superstep, check_supersteps
-
-        saver = self._require_saver()
-        check_supersteps(supersteps)
-        for updates in supersteps:
-            run = self._state_run(config, saver)
-            run.restore(await saver.aget_tuple(config))
-            apply_superstep(run, updates)
-            await flush_async(run)
-            config = run.checkpoint_config  # type: ignore[assignment]
-        return config
-
-    def _state_run(self, config: dict[str, Any], saver: Any) -> Run:
-        # "sync" durability: the next super-step reads this one's checkpoint back
-        sink = Sink(frozenset(), False, _drop)
-        return Run(self, merge_config(config), sink=sink, checkpointer=saver, durability="sync")
-
     # -- introspection --------------------------------------------------------------------------
 
     def get_graph(self, config: dict[str, Any] | None = None, *, xray: int | bool = False) -> Any:
@@ -773,12 +591,6 @@ def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: A
     return fn(input, merged, **kw)
 
 
-def _latest_requested(config: dict[str, Any]) -> bool:
-    """Reading a thread's latest state shows finished tasks' pending writes applied; an
-    explicit `checkpoint_id` shows that checkpoint as stored (as LangGraph)."""
-    return not (config.get("configurable") or {}).get("checkpoint_id")
-
-
 def _durability(value: str | None) -> str:
     if value is None:
         return "async"
@@ -796,19 +608,10 @@ def _without_answers(saved: CheckpointTuple | None) -> CheckpointTuple | None:
     return saved._replace(pending_writes=kept)
 
 
-def _latest(lookup: dict[str, Any]) -> dict[str, Any]:
-    conf = {k: v for k, v in lookup["configurable"].items() if k != "checkpoint_id"}
-    return {"configurable": conf}
-
-
 def _configs(config: Any, count: int) -> list[dict[str, Any] | None]:
     if isinstance(config, (list, tuple)):
         if len(config) != count:
             raise ValueError("batch() needs one config per input")
         return list(config)
     return [config] * count
-
-
-def _drop(_: Any) -> None:
-    return None
 

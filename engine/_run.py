@@ -31,7 +31,7 @@ from ._metadata import (
 from ._outcomes import NO_WRITES, Outcome, pending_by_task
 from ._pending import describe_error as _describe  # how a task error is saved
 from ._plan import Plan
-from ._step import PULL, Task, apply_writes, next_version, prepare_tasks
+from ._step import Task, apply_writes, next_version, prepare_tasks
 from ._stream import LC_MODES, Sink, checkpoint_task, error_repr, task_payload, task_result_payload
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot

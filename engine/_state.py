@@ -37,7 +37,8 @@ def _update_task_id(run: Run, name: str) -> str:
 def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bool = False) -> None:
     """`keep_writes`: also save the update's writes as pending writes of the checkpoint it
     updates, as LangGraph does when that checkpoint is the thread's latest (issue 17)."""
-    from ._tasks import _local_state, _route_writes
+    from ._routing import local_state as _local_state
+    from ._routing import route_writes as _route_writes
 
     plan = run.plan
     name = as_node if as_node is not None else _last_node(run)

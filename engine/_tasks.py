@@ -26,18 +26,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._calls import aclose_children, close_children
-from ._channels import MISSING
 from ._context import TaskScope, current_scope
 from ._error_handler import handle_failure, node_cancelled, resume_handlers
-from ._managed import managed_values
-from ._plan import TASKS, BranchPlan, Plan, branch_channel, logger, root_writes
+from ._plan import Plan, root_writes
 from ._run import Run
+from ._routing import local_state as _local_state
+from ._routing import route_writes as _route_writes
 from ._run_control import drained, note_retry
 from ._step import Task
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
-from .types import END, START, Command, RetryPolicy, Send
+from .types import START, Command, RetryPolicy
 
 if TYPE_CHECKING:
     from ._worker import Halt
@@ -111,56 +111,6 @@ def _command(run: Run, command: Command) -> list[tuple[str, Any]]:
         signal.target = run.parent
         raise signal
     return run.plan.command_writes(command)
-
-
-def _local_state(run: Run, task: Task, branch: BranchPlan, output: Any = None) -> Any:
-    """The state a router sees: the current state with only this task's writes applied; an
-    unannotated router of a dict state also sees the keys the node returned beyond the state
-    (LangGraph's pass-through, issue 27)."""
-    plan = run.plan
-    keys = plan.state_key_set
-    grouped: dict[str, list[Any]] = {}
-    for key, value in task.writes:
-        if key in keys:
-            bucket = grouped.get(key)
-            if bucket is None:
-                grouped[key] = [value]
-            else:
-                bucket.append(value)
-    channels = run.channels
-    values = {}
-    for key in branch.reads or plan.state_keys:
-        channel = channels[key]
-        bucket = grouped.get(key)
-        value = channel.value if bucket is None else channel.preview(bucket)
-        if value is not MISSING:
-            values[key] = value
-    if branch.managed:  # a router sees its task's step (issue 17)
-        values.update(managed_values(branch.managed, run.step, run.stop))
-    state = branch.reader(values) if branch.reader is not None else values
-    if type(output) is dict and type(state) is dict and branch.reads is None:
-        return {**output, **state}
-    return state
-
-
-def _route_writes(run: Run, branch: BranchPlan, result: Any) -> list[tuple[str, Any]]:
-    known = run.plan.route_writes
-    if type(result) is str and branch.path_map is None:  # most routers: one node by name
-        write = known.get(result)
-        if write is not None:
-            return [write]
-    writes: list[tuple[str, Any]] = []
-    for dest in branch.destinations(result):
-        if type(dest) is str and dest in known:  # a node's name: its write, made once
-            writes.append(known[dest])
-        elif isinstance(dest, Send):
-            writes.append((TASKS, dest))
-        elif dest != END:
-            if dest not in run.plan.nodes or dest == START:
-                logger.warning("Branch `%s` routed to unknown node `%s`, ignoring it.", branch.name, dest)
-                continue
-            writes.append((branch_channel(dest), None))
-    return writes
 
 
 def _delay(policy: RetryPolicy, attempt: int) -> float:
