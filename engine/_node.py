@@ -76,13 +76,7 @@ class Callee:
             from ._tracing import traced_call  # LangChain callbacks see the node run (issue 27)
 
             return traced_call(self, value, scope)
-        if self.kind == "function":
-            if self.injected:
-                return self.fn(value, **self._kwargs(scope))
-            return self.fn(value)
-        if self.kind == "graph":
-            return self.fn.invoke(value, scope.config)
-        return self.fn.invoke(value, scope.config)
+        return self.plain_call(value, scope)
 
     def plain_call(self, value: Any, scope: TaskScope) -> Any:
         """`call` without the node's trace run (the traced call makes it)."""
@@ -90,24 +84,14 @@ class Callee:
             if self.injected:
                 return self.fn(value, **self._kwargs(scope))
             return self.fn(value)
-        if self.kind == "graph":
-            return self.fn.invoke(value, scope.config)
-        return self.fn.invoke(value, scope.config)
+        return self.fn.invoke(value, scope.config)  # a graph or a Runnable
 
     async def acall(self, value: Any, scope: TaskScope) -> Any:
         if scope.run.trace is not None and scope.task.node.callee is self:
             from ._tracing import traced_acall
 
             return await traced_acall(self, value, scope)
-        if self.afn is not None:
-            return await self.afn(value, **self._kwargs(scope))
-        if self.kind == "function":
-            if self.injected:
-                return await self.fn(value, **self._kwargs(scope))
-            return await self.fn(value)
-        if self.kind == "graph":
-            return await self.fn.ainvoke(value, scope.config)
-        return await self.fn.ainvoke(value, scope.config)
+        return await self.plain_acall(value, scope)
 
     async def plain_acall(self, value: Any, scope: TaskScope) -> Any:
         """`acall` without the node's trace run."""
@@ -117,6 +101,4 @@ class Callee:
             if self.injected:
                 return await self.fn(value, **self._kwargs(scope))
             return await self.fn(value)
-        if self.kind == "graph":
-            return await self.fn.ainvoke(value, scope.config)
-        return await self.fn.ainvoke(value, scope.config)
+        return await self.fn.ainvoke(value, scope.config)  # a graph or a Runnable

@@ -225,6 +225,6 @@ def test_outage_reports_detection_and_recovery_for_each_event() -> None:
     assert list(events) == ["baseline (no outage)", "postgres down 1 s", "redis restart"]
     assert events["postgres down 1 s"]["detected_s"] is not None
     assert all(e["recovered_s"] >= e["healthy_s"] >= 0 and e["failed"] == 0
-               for e in events.values())
+               for e in events.values()), report["events"]
     assert report["stuck"] == 0 and report["accepted"] > 0
     assert "postgres down 1 s" in outage.table(report)
