@@ -105,9 +105,7 @@ class StateMethods:
     ) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first."""
         saver = self._require_saver()
-        conf = dict(config.get("configurable", {}))
-        conf.setdefault("checkpoint_ns", "")
-        for saved in saver.list({"configurable": conf}, filter=filter, before=before, limit=limit):
+        for saved in saver.list(_root_ns(config), filter=filter, before=before, limit=limit):
             yield self._snapshot(saved, saved.config, with_pending=False)
 
     async def aget_state_history(
@@ -119,10 +117,8 @@ class StateMethods:
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = self._require_saver()
-        conf = dict(config.get("configurable", {}))
-        conf.setdefault("checkpoint_ns", "")
         async for saved in saver.alist(
-            {"configurable": conf}, filter=filter, before=before, limit=limit
+            _root_ns(config), filter=filter, before=before, limit=limit
         ):
             yield self._snapshot(saved, saved.config, with_pending=False)
 
@@ -139,8 +135,7 @@ class StateMethods:
         sub = subgraph_for_update(self, config)
         if sub is not None:
             return with_map(sub.update_state(config, values, as_node), config)
-        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.parents_given = ancestors_of(config)
+        run = self._update_run(config, saver)
         saved = saver.get_tuple(config)
         run.restore(saved)
         latest = latest_requested(config) or not self._replaying(
@@ -162,8 +157,7 @@ class StateMethods:
         sub = subgraph_for_update(self, config)
         if sub is not None:
             return with_map(await sub.aupdate_state(config, values, as_node), config)
-        run = self.run_class(self, merge_config(config), sink=Sink(frozenset(), False, _drop), checkpointer=saver)
-        run.parents_given = ancestors_of(config)
+        run = self._update_run(config, saver)
         saved = await saver.aget_tuple(config)
         run.restore(saved)
         latest = latest_requested(config) or not self._replaying(
@@ -205,6 +199,13 @@ class StateMethods:
             config = run.checkpoint_config  # type: ignore[assignment]
         return config
 
+    def _update_run(self, config: dict[str, Any], saver: Any) -> Run:
+        """The run `update_state` writes through (a subgraph's update knows its ancestors)."""
+        sink = Sink(frozenset(), False, _drop)
+        run = self.run_class(self, merge_config(config), sink=sink, checkpointer=saver)
+        run.parents_given = ancestors_of(config)
+        return run
+
     def _state_run(self, config: dict[str, Any], saver: Any) -> Run:
         # "sync" durability: the next super-step reads this one's checkpoint back
         sink = Sink(frozenset(), False, _drop)
@@ -224,3 +225,10 @@ def latest_config(lookup: dict[str, Any]) -> dict[str, Any]:
 
 def _drop(_: Any) -> None:
     return None
+
+
+def _root_ns(config: dict[str, Any]) -> dict[str, Any]:
+    """`config` for listing a thread's checkpoints: the root namespace unless one is named."""
+    conf = dict(config.get("configurable", {}))
+    conf.setdefault("checkpoint_ns", "")
+    return {"configurable": conf}
