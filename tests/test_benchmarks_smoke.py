@@ -139,16 +139,22 @@ def test_ceilings_time_a_part_of_each_run_and_put_the_classes_back() -> None:
     assert ceilings.main(["no_such_case"]) == 2
 
 
-def test_ceilings_clock_counts_a_nested_timed_call_once() -> None:
-    import time
+def test_ceilings_clock_counts_a_nested_timed_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake clock that moves 0.05 s only inside the inner call: no wall-clock bound (the
+    sleep-based version failed CI once at 0.092 s on a loaded machine)."""
+    from benchmarks import ceilings
 
-    from benchmarks.ceilings import _Clock
+    now = [0.0]
+    monkeypatch.setattr(ceilings.time, "perf_counter", lambda: now[0])
 
-    clock = _Clock()
-    inner = clock.wrap(lambda: time.sleep(0.05))
+    def work() -> None:
+        now[0] += 0.05
+
+    clock = ceilings._Clock()
+    inner = clock.wrap(work)
     outer = clock.wrap(lambda: inner())
     outer()
-    assert 0.05 <= clock.take() < 0.09  # counted twice it would be >= 0.1
+    assert clock.take() == pytest.approx(0.05)  # counted twice it would be 0.1
     assert clock.take() == 0  # taking resets
 
 
