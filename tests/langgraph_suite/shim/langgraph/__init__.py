@@ -50,6 +50,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.stream.transformers": ("engine.stream",),
     "langgraph.stream.run_stream": ("engine.stream",),
     "langgraph.stream.stream_channel": ("engine.stream",),
+    "langgraph.pregel.remote": ("engine.remote",),  # issue 29: the Agent Server client
     "langgraph.prebuilt": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_node": ("engine.prebuilt",),
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),
