@@ -49,6 +49,8 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.prebuilt.chat_agent_executor": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_node": ("engine.prebuilt",),
     "langgraph.prebuilt.tool_validator": ("engine.prebuilt",),
+    "langgraph.pregel": (),  # only its public `remote` submodule maps
+    "langgraph.pregel.remote": ("engine.remote",),  # issue 29: a graph calling a served graph
     "langgraph.checkpoint": (),
     "langgraph.checkpoint.memory": ("checkpoints.memory", "checkpoints"),
     "langgraph.checkpoint.sqlite": ("checkpoints.sqlite", "checkpoints"),

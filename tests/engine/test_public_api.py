@@ -43,7 +43,7 @@ def test_all_is_sorted() -> None:
     assert engine.__all__ == sorted(engine.__all__)
 
 
-@pytest.mark.parametrize("module", ["engine.managed", "engine.prebuilt", "engine.stream"])
+@pytest.mark.parametrize("module", ["engine.managed", "engine.prebuilt", "engine.remote", "engine.stream"])
 def test_submodule_all_is_sorted_and_importable(module: str) -> None:
     import importlib
 

@@ -70,8 +70,29 @@ def test_the_config_key_chooses_the_engine(tmp_path: Path) -> None:
         load_settings(write(tmp_path / "bad", PUBLIC, engine="fast"), in_memory=True)
 
 
+def test_a_remote_graph_node_maps_to_graphrun(tmp_path: Path) -> None:
+    """Issue 29: `langgraph.pregel.remote.RemoteGraph` is public API; graphrun's serves it."""
+    from engine.remote import RemoteGraph
+
+    source = """\
+    from typing import TypedDict
+    from langgraph.graph import START, StateGraph
+    from langgraph.pregel.remote import RemoteGraph
+
+
+    class State(TypedDict):
+        n: int
+
+
+    remote = RemoteGraph("other", client=object(), sync_client=object())
+    graph = StateGraph(State).add_node("r", remote).add_edge(START, "r").compile()
+    """
+    settings = load_settings(write(tmp_path, source), in_memory=True, engine="graphrun")
+    assert isinstance(settings.graphs["g"].get_graph().nodes["r"].data, RemoteGraph)
+
+
 @pytest.mark.parametrize(("line", "named"), [
-    ("from langgraph.pregel import Pregel", "module `langgraph.pregel`"),
+    ("from langgraph.pregel import Pregel", "`langgraph.pregel.Pregel`"),  # only .remote maps
     ("from langgraph.channels import LastValue", "module `langgraph.channels`"),
     ("from langgraph.types import omit_payload", "`langgraph.types.omit_payload`"),
 ])
