@@ -63,11 +63,11 @@ class StreamCall:
         if mode == "command" and isinstance(data, dict) and data.get("graph") == Command.PARENT:
             raise ParentCommand(Command(**data))
         ns = self.caller_ns + ns
+        if self.parent is not None and mode in self.parent.modes:
+            self.parent.push((ns, mode, data))  # as received (LangGraph's: a message pair as a list)
         if mode == "messages":
             data = tuple(data)
             chunk = chunk._replace(data=data)
-        if self.parent is not None and mode in self.parent.modes:
-            self.parent.push((ns, mode, data))
         if mode == "updates" and isinstance(data, dict) and INTERRUPT in data and self.caller_ns:
             raise GraphInterrupt(tuple(interrupt_of(i) for i in data[INTERRUPT]))
         if mode == "error":

@@ -118,23 +118,23 @@ def test_remote_error_raises_remote_exception(server: Served) -> None:
     assert "boom from c" in str(mine.value)
 
 
-def _parent(server: Served) -> Any:
+def _parent(server: Served, graph_id: str = "agent", state: Any = State) -> Any:
     """A local graph whose one node is the served graph, with a checkpointer."""
     from checkpoints.memory import InMemorySaver
     from engine import START, StateGraph
 
-    builder = StateGraph(State)
-    builder.add_node("remote", RemoteGraph("agent", url=server.url))
+    builder = StateGraph(state)
+    builder.add_node("remote", RemoteGraph(graph_id, url=server.url))
     builder.add_edge(START, "remote")
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def _lg_parent(server: Served) -> Any:
+def _lg_parent(server: Served, graph_id: str = "agent", state: Any = State) -> Any:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import START, StateGraph
 
-    builder = StateGraph(State)
-    builder.add_node("remote", LGRemoteGraph("agent", url=server.url))
+    builder = StateGraph(state)
+    builder.add_node("remote", LGRemoteGraph(graph_id, url=server.url))
     builder.add_edge(START, "remote")
     return builder.compile(checkpointer=InMemorySaver())
 
@@ -166,6 +166,27 @@ def test_node_streams_into_the_enclosing_stream(server: Served) -> None:
     assert (("remote", "sub"), {"sub1": {"log": ["sub1"]}}) in mine
     flat = list(parent.stream({"x": 1}, _thread()))
     assert flat == list(ref.stream({"x": 1}, _thread())) and list(flat[0]) == ["remote"]
+
+
+def test_node_streams_remote_tokens_into_the_enclosing_stream(server: Served) -> None:
+    from langgraph.graph import MessagesState as LGMessagesState
+
+    from engine import MessagesState
+
+    def tokens(graph: Any) -> list[Any]:
+        asked = {"messages": [{"role": "user", "content": "hi"}]}
+        chunks = graph.stream(asked, _thread(), stream_mode="messages", subgraphs=True)
+        return [(_bare_ns(c)[0], type(c[1]).__name__, c[1][0]["content"]) for c in chunks]
+
+    mine = tokens(_parent(server, "chat", MessagesState))
+    assert mine == tokens(_lg_parent(server, "chat", LGMessagesState))
+    assert [t[2] for t in mine] == ["hello", " there", " friend"]
+    ours, theirs = RemoteGraph("chat", url=server.url), LGRemoteGraph("chat", url=server.url)
+    asked = {"messages": [{"role": "user", "content": "hi"}]}
+    direct = [(m["content"], type(pair).__name__)
+              for pair in ours.stream(asked, stream_mode="messages") for m in pair[:1]]
+    assert direct == [(m["content"], type(pair).__name__)
+                      for pair in theirs.stream(asked, stream_mode="messages") for m in pair[:1]]
 
 
 def test_async_calls_match_the_sync_ones(server: Served) -> None:
