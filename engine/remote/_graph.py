@@ -94,9 +94,6 @@ class RemoteGraph(RunnableMethods):
     def _headers(self, headers: dict[str, str] | None) -> dict[str, str] | None:
         return _sdk.merge_tracing_headers(headers) if self.distributed_tracing else headers
 
-    def _thread_id(self, config: dict[str, Any] | None) -> Any:
-        return merge_configs(self.config, config)["configurable"]["thread_id"]
-
     # -- drawing -------------------------------------------------------------------------------
 
     def get_graph(
@@ -245,7 +242,12 @@ class RemoteGraph(RunnableMethods):
         """Run on the server (`POST /threads/{id}/runs/stream`, or `/runs/stream` without a
         thread id) and yield its chunks as a local `stream()` would."""
         client = self._sync()
-        request, call, caller = self._run(input, config, _options(locals()), kwargs)
+        options = {
+            "context": context, "stream_mode": stream_mode, "interrupt_before": interrupt_before,
+            "interrupt_after": interrupt_after, "subgraphs": subgraphs, "headers": headers,
+            "params": params, "version": version,
+        }
+        request, call, caller = self._run(input, config, options, kwargs)
         if self._resumes(request, caller):
             self._resume(request, caller, client.threads.get_state(request["thread_id"]))
         for chunk in client.runs.stream(**request):
@@ -261,7 +263,12 @@ class RemoteGraph(RunnableMethods):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         client = self._async()
-        request, call, caller = self._run(input, config, _options(locals()), kwargs)
+        options = {
+            "context": context, "stream_mode": stream_mode, "interrupt_before": interrupt_before,
+            "interrupt_after": interrupt_after, "subgraphs": subgraphs, "headers": headers,
+            "params": params, "version": version,
+        }
+        request, call, caller = self._run(input, config, options, kwargs)
         if self._resumes(request, caller):
             self._resume(request, caller, await client.threads.get_state(request["thread_id"]))
         async for chunk in client.runs.stream(**request):
@@ -369,13 +376,6 @@ class RemoteGraph(RunnableMethods):
         client = self._async()
         session, sent_config = self._v3_session(client, config, headers)
         return AsyncRemoteRunStream(client, session, input, sent_config, kwargs.get("metadata"))
-
-
-def _options(scope: dict[str, Any]) -> dict[str, Any]:
-    """A stream call's options from its locals (one place names them all)."""
-    keys = ("context", "stream_mode", "interrupt_before", "interrupt_after", "subgraphs",
-            "headers", "params", "version")
-    return {key: scope.get(key) for key in keys}
 
 
 def _output(last: Any, version: str) -> Any:
