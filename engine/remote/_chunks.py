@@ -1,4 +1,4 @@
-"""One remote `stream()` call: the modes asked of the server, and what each chunk becomes (issue 29).
+"""One remote `stream()` call: the modes asked of the server, what each chunk becomes (issue 29).
 
 IO-free, so the sync and async clients share it. As LangGraph's `RemoteGraph` does:
 - `updates` is always asked for, so an interrupt of the remote run is seen; `messages` travels
@@ -45,7 +45,7 @@ class StreamCall:
         parent: Any,
     ) -> None:
         self.single = not stream_mode or isinstance(stream_mode, str)
-        requested = [stream_mode or "updates"] if self.single else list(stream_mode)  # type: ignore[arg-type]
+        requested = [stream_mode or "updates"] if self.single else list(stream_mode or ())
         self.requested = {"messages" if m == "messages-tuple" else m for m in requested}
         self.sent = _server_modes(requested, parent.modes if parent is not None else ())
         self.subgraphs = subgraphs
@@ -64,7 +64,7 @@ class StreamCall:
             raise ParentCommand(Command(**data))
         ns = self.caller_ns + ns
         if self.parent is not None and mode in self.parent.modes:
-            self.parent.push((ns, mode, data))  # as received (LangGraph's: a message pair as a list)
+            self.parent.push((ns, mode, data))  # as received: a message pair as a list (LangGraph)
         if mode == "messages":
             data = tuple(data)
             chunk = chunk._replace(data=data)
@@ -101,5 +101,7 @@ def _server_modes(requested: list[str], parent_modes: Any) -> list[str]:
     return sent
 
 
-_SERVER_MODES = frozenset(("values", "updates", "messages", "custom", "debug", "tasks", "checkpoints"))
+_SERVER_MODES = frozenset(
+    ("values", "updates", "messages", "custom", "debug", "tasks", "checkpoints")
+)
 

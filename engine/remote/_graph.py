@@ -115,7 +115,9 @@ class RemoteGraph(RunnableMethods):
 
     # -- thread state --------------------------------------------------------------------------
 
-    def _state_request(self, config: dict[str, Any], subgraphs: bool, headers: Any, params: Any) -> dict[str, Any]:
+    def _state_request(
+        self, config: dict[str, Any], subgraphs: bool, headers: Any, params: Any
+    ) -> dict[str, Any]:
         merged = merge_configs(self.config, config)
         return {
             "thread_id": merged["configurable"]["thread_id"], "checkpoint": checkpoint_of(merged),
@@ -224,7 +226,9 @@ class RemoteGraph(RunnableMethods):
     @staticmethod
     def _resumes(request: dict[str, Any], caller: Caller) -> bool:
         """Whether to read the remote thread's state for answers to its interrupts."""
-        return request["command"] is None and request["thread_id"] is not None and caller.may_resume()
+        if request["command"] is not None or request["thread_id"] is None:
+            return False
+        return caller.may_resume()
 
     @staticmethod
     def _resume(request: dict[str, Any], caller: Caller, state: dict[str, Any]) -> None:
@@ -355,7 +359,8 @@ class RemoteGraph(RunnableMethods):
         self._reject_v3_unsupported(**checks)
         wire_input(input)  # a Command with goto/update fails before any request
         session, sent_config = self._v3_session(self._sync(), config, headers)
-        return RemoteRunStream(self.sync_client, session, input, sent_config, kwargs.get("metadata"))
+        metadata = kwargs.get("metadata")
+        return RemoteRunStream(self.sync_client, session, input, sent_config, metadata)
 
     async def astream_events(
         self, input: Any, config: dict[str, Any] | None = None, *, version: str = "v2",
@@ -387,7 +392,9 @@ def _output(last: Any, version: str) -> Any:
     return last
 
 
-def _v3_checks(control: Any, transformers: Any, before: Any, after: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+def _v3_checks(
+    control: Any, transformers: Any, before: Any, after: Any, kwargs: dict[str, Any]
+) -> dict[str, Any]:
     return {"control": control, "transformers": transformers, "interrupt_before": before,
             "interrupt_after": after, "extra_kwargs": kwargs}
 

@@ -38,7 +38,8 @@ class Caller:
     def resume_command(self, state: dict[str, Any]) -> dict[str, Any] | None:
         """`{"resume": ...}` for the remote thread's pending interrupts this run answers."""
         assert self.scope is not None
-        pending = [i["id"] for task in state.get("tasks") or () for i in task.get("interrupts") or ()]
+        tasks = state.get("tasks") or ()
+        pending = [i["id"] for task in tasks for i in task.get("interrupts") or ()]
         answers = {}
         for iid in pending:
             value = self.scope.run.take_resume(iid)

@@ -81,7 +81,9 @@ class _Projections(Mapping[str, Any]):
 class _Base:
     """What both wrappers share: the start arguments and the projections."""
 
-    def __init__(self, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any) -> None:
+    def __init__(
+        self, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
+    ) -> None:
         self._client = client
         self._sdk = sdk_thread
         self._start_kwargs: dict[str, Any] = {
@@ -104,7 +106,9 @@ class _Base:
 
     values = property(lambda self: self._sdk.values, doc="Live state snapshots (`run.values`).")
     messages = property(lambda self: self._sdk.messages, doc="Live messages (`run.messages`).")
-    subgraphs = property(lambda self: self._sdk.subgraphs, doc="Subgraph handles (`run.subgraphs`).")
+    subgraphs = property(
+        lambda self: self._sdk.subgraphs, doc="Subgraph handles (`run.subgraphs`)."
+    )
     tool_calls = property(
         lambda self: self._sdk.tool_calls, doc="Tool execution events (the `tools` channel)."
     )

@@ -26,7 +26,9 @@ def _sdk_client_module() -> Any:
     return client
 
 
-def default_clients(url: str, api_key: str | None, headers: dict[str, str] | None) -> tuple[Any, Any]:
+def default_clients(
+    url: str, api_key: str | None, headers: dict[str, str] | None
+) -> tuple[Any, Any]:
     """The SDK's async and sync clients for `url`."""
     sdk = _sdk_client_module()
     return (

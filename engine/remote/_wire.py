@@ -18,7 +18,8 @@ __all__ = [
 
 # The caller's own checkpoint position: meaningless on the server's thread (LangGraph drops it too)
 _DROPPED = frozenset((
-    "checkpoint_map", "checkpoint_id", "checkpoint_ns", "__pregel_task_id", "__pregel_strict_resume",
+    "checkpoint_map", "checkpoint_id", "checkpoint_ns",
+    "__pregel_task_id", "__pregel_strict_resume",
 ))
 _CHECKPOINT_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")
 _PRIMITIVES = (str, int, float, bool, UUID)
@@ -53,8 +54,9 @@ def _primitive(value: Any) -> Any:
     return None
 
 
-def _primitive_items(values: dict[str, Any], dropped: frozenset[str] = frozenset()) -> dict[str, Any]:
-    items = ((k, _primitive(v)) for k, v in values.items() if isinstance(k, str) and k not in dropped)
+def _primitive_items(values: dict[str, Any], dropped: frozenset[str] = frozenset()) -> dict:
+    kept = (k for k in values if isinstance(k, str) and k not in dropped)
+    items = ((k, _primitive(values[k])) for k in kept)
     return {k: v for k, v in items if v is not None}
 
 

@@ -1,6 +1,6 @@
 """`engine.remote.RemoteGraph` without a server (issue 29): the optional SDK, what a run request
 carries, trace headers, and the v3 run stream over the SDK's thread stream session. The calls
-against a real server, side by side with LangGraph's client, are tests/http_adapter/test_remote_graph.py.
+against a real server, beside LangGraph's client: tests/http_adapter/test_remote_graph.py.
 """
 
 from __future__ import annotations
@@ -137,8 +137,8 @@ def test_distributed_tracing_sends_the_callers_trace() -> None:
 def test_v3_run_stream_starts_on_enter_and_aborts() -> None:
     client = _Client()
     graph = RemoteGraph("agent", sync_client=client)
-    run = graph.stream_events(Command(resume="go"), {"configurable": {"thread_id": "t1", "checkpoint_id": "c"}},
-                              version="v3", metadata={"m": 1})
+    config = {"configurable": {"thread_id": "t1", "checkpoint_id": "c"}}
+    run = graph.stream_events(Command(resume="go"), config, version="v3", metadata={"m": 1})
     opened, session = client.threads.sessions[0]
     assert opened == {"thread_id": "t1", "assistant_id": "agent", "headers": None}
     assert session.log == []  # nothing sent before the run stream is entered

@@ -31,7 +31,9 @@ from .conftest import Served
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """One server for the module (each test uses threads of its own): seconds saved."""
     data_dir = tmp_path_factory.mktemp("remote") / ".graphrun"
-    settings = Settings(graphs=test_graphs.GRAPHS, data_dir=data_dir, heartbeat=1.0, drain_grace=0.0)
+    settings = Settings(
+        graphs=test_graphs.GRAPHS, data_dir=data_dir, heartbeat=1.0, drain_grace=0.0
+    )
     served = Served(create_app(settings), settings)
     yield served
     served.stop()
