@@ -46,10 +46,19 @@ class State(TypedDict, total=False):
     answer: str
 
 
-def _pair(server: Served) -> tuple[RemoteGraph, LGRemoteGraph]:
+@pytest.fixture(scope="module")
+def pair(server: Served) -> tuple[RemoteGraph, LGRemoteGraph]:
+    """Both clients on the `agent` graph's default assistant, each from the server's URL
+    (made once: building the SDK's HTTP clients is most of a short test's time)."""
     assistant = get_sync_client(url=server.url).assistants.search(graph_id="agent")[0]
     aid = assistant["assistant_id"]
     return RemoteGraph(aid, url=server.url), LGRemoteGraph(aid, url=server.url)
+
+
+@pytest.fixture(scope="module")
+def sdk(pair: tuple[RemoteGraph, LGRemoteGraph]) -> dict[str, Any]:
+    """The SDK clients the node tests' RemoteGraphs share."""
+    return {"client": pair[0].client, "sync_client": pair[0].sync_client}
 
 
 def _thread() -> dict[str, Any]:
@@ -61,8 +70,8 @@ def _bare_ns(item: Any) -> Any:
     return (tuple(part.split(":")[0] for part in item[0]), *item[1:])
 
 
-def test_invoke_and_stream_match_langgraphs_client(server: Served) -> None:
-    ours, theirs = _pair(server)
+def test_invoke_and_stream_match_langgraphs_client(pair: tuple[RemoteGraph, LGRemoteGraph]) -> None:
+    ours, theirs = pair
     for graph in (ours, theirs):
         assert graph.invoke({"x": 1})["log"] == ["a", "b", "c", "a", "b", "c", "sub1", "sub2"]
     assert ours.invoke({"x": 1}) == theirs.invoke({"x": 1})
@@ -81,8 +90,8 @@ def test_invoke_and_stream_match_langgraphs_client(server: Served) -> None:
     assert parts[-1]["type"] == "values" and parts[-1]["data"]["x"] == 2
 
 
-def test_thread_state_history_and_update(server: Served) -> None:
-    ours, theirs = _pair(server)
+def test_thread_state_history_and_update(pair: tuple[RemoteGraph, LGRemoteGraph]) -> None:
+    ours, theirs = pair
     seen = []
     for graph in (ours, theirs):
         config = _thread()
@@ -101,8 +110,8 @@ def test_thread_state_history_and_update(server: Served) -> None:
     assert seen[0][7] == 10
 
 
-def test_get_graph_draws_the_served_graph(server: Served) -> None:
-    ours, theirs = _pair(server)
+def test_get_graph_draws_the_served_graph(pair: tuple[RemoteGraph, LGRemoteGraph]) -> None:
+    ours, theirs = pair
     mine, ref = ours.get_graph(), theirs.get_graph()
     assert list(mine.nodes) == list(ref.nodes) == ["__start__", "a", "b", "c", "sub", "__end__"]
     assert [(e.source, e.target, e.conditional) for e in mine.edges] == [
@@ -110,8 +119,8 @@ def test_get_graph_draws_the_served_graph(server: Served) -> None:
     assert mine.draw_mermaid() == ref.draw_mermaid()
 
 
-def test_remote_error_raises_remote_exception(server: Served) -> None:
-    ours, theirs = _pair(server)
+def test_remote_error_raises_remote_exception(pair: tuple[RemoteGraph, LGRemoteGraph]) -> None:
+    ours, theirs = pair
     with pytest.raises(RemoteException) as mine:
         ours.invoke({"fail": True})
     with pytest.raises(LGRemoteException) as ref:
@@ -120,48 +129,48 @@ def test_remote_error_raises_remote_exception(server: Served) -> None:
     assert "boom from c" in str(mine.value)
 
 
-def _parent(server: Served, graph_id: str = "agent", state: Any = State) -> Any:
+def _parent(sdk: dict[str, Any], graph_id: str = "agent", state: Any = State) -> Any:
     """A local graph whose one node is the served graph, with a checkpointer."""
     from checkpoints.memory import InMemorySaver
     from engine import START, StateGraph
 
     builder = StateGraph(state)
-    builder.add_node("remote", RemoteGraph(graph_id, url=server.url))
+    builder.add_node("remote", RemoteGraph(graph_id, **sdk))
     builder.add_edge(START, "remote")
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def _lg_parent(server: Served, graph_id: str = "agent", state: Any = State) -> Any:
+def _lg_parent(sdk: dict[str, Any], graph_id: str = "agent", state: Any = State) -> Any:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import START, StateGraph
 
     builder = StateGraph(state)
-    builder.add_node("remote", LGRemoteGraph(graph_id, url=server.url))
+    builder.add_node("remote", LGRemoteGraph(graph_id, **sdk))
     builder.add_edge(START, "remote")
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def test_node_interrupt_surfaces_and_resume_reaches_the_remote_thread(server: Served) -> None:
+def test_node_interrupt_surfaces_and_resume_reaches_the_remote_thread(sdk: dict[str, Any]) -> None:
     """The remote run's interrupt pauses the local graph at the node, as LangGraph's does;
     `Command(resume=...)` on the local thread answers the remote one (LangGraph 1.2.22 sends
     the input again and the remote thread asks again: its issue #4879)."""
     from engine import Command
 
-    parent, config = _parent(server), _thread()
+    parent, config = _parent(sdk), _thread()
     paused = parent.invoke({"x": 1, "ask": True}, config)
-    ref = _lg_parent(server).invoke({"x": 1, "ask": True}, _thread())
+    ref = _lg_parent(sdk).invoke({"x": 1, "ask": True}, _thread())
     assert [i.value for i in paused["__interrupt__"]] == [i.value for i in ref["__interrupt__"]]
     assert [i.value for i in paused["__interrupt__"]] == [{"question": "continue?"}]
     state = parent.get_state(config)
     assert state.next == ("remote",) and state.interrupts[0].value == {"question": "continue?"}
     done = parent.invoke(Command(resume="yes"), config)
     assert done["answer"] == "yes" and "b:yes" in done["log"] and "__interrupt__" not in done
-    remote = RemoteGraph("agent", url=server.url)
+    remote = RemoteGraph("agent", **sdk)
     assert remote.get_state(config).values["answer"] == "yes"  # the same thread id, remotely
 
 
-def test_node_streams_into_the_enclosing_stream(server: Served) -> None:
-    parent, ref = _parent(server), _lg_parent(server)
+def test_node_streams_into_the_enclosing_stream(sdk: dict[str, Any]) -> None:
+    parent, ref = _parent(sdk), _lg_parent(sdk)
     mine = [_bare_ns(c) for c in parent.stream({"x": 1}, _thread(), subgraphs=True)]
     theirs = [_bare_ns(c) for c in ref.stream({"x": 1}, _thread(), subgraphs=True)]
     assert mine == theirs
@@ -170,7 +179,7 @@ def test_node_streams_into_the_enclosing_stream(server: Served) -> None:
     assert flat == list(ref.stream({"x": 1}, _thread())) and list(flat[0]) == ["remote"]
 
 
-def test_node_streams_remote_tokens_into_the_enclosing_stream(server: Served) -> None:
+def test_node_streams_remote_tokens_into_the_enclosing_stream(sdk: dict[str, Any]) -> None:
     from langgraph.graph import MessagesState as LGMessagesState
 
     from engine import MessagesState
@@ -180,10 +189,10 @@ def test_node_streams_remote_tokens_into_the_enclosing_stream(server: Served) ->
         chunks = graph.stream(asked, _thread(), stream_mode="messages", subgraphs=True)
         return [(_bare_ns(c)[0], type(c[1]).__name__, c[1][0]["content"]) for c in chunks]
 
-    mine = tokens(_parent(server, "chat", MessagesState))
-    assert mine == tokens(_lg_parent(server, "chat", LGMessagesState))
+    mine = tokens(_parent(sdk, "chat", MessagesState))
+    assert mine == tokens(_lg_parent(sdk, "chat", LGMessagesState))
     assert [t[2] for t in mine] == ["hello", " there", " friend"]
-    ours, theirs = RemoteGraph("chat", url=server.url), LGRemoteGraph("chat", url=server.url)
+    ours, theirs = RemoteGraph("chat", **sdk), LGRemoteGraph("chat", **sdk)
     asked = {"messages": [{"role": "user", "content": "hi"}]}
     direct = [(m["content"], type(pair).__name__)
               for pair in ours.stream(asked, stream_mode="messages") for m in pair[:1]]
@@ -191,8 +200,8 @@ def test_node_streams_remote_tokens_into_the_enclosing_stream(server: Served) ->
                       for pair in theirs.stream(asked, stream_mode="messages") for m in pair[:1]]
 
 
-def test_async_calls_match_the_sync_ones(server: Served) -> None:
-    ours, _ = _pair(server)
+def test_async_calls_match_the_sync_ones(pair: tuple[RemoteGraph, LGRemoteGraph]) -> None:
+    ours, _ = pair
     config = _thread()
 
     async def main() -> tuple[Any, ...]:
