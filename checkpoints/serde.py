@@ -19,9 +19,10 @@ Ext codes (stable: they are stored in checkpoint files)::
      7 datetime     8 date         9 time         10 timedelta    11 UUID
     12 Decimal     13 Enum        14 dataclass    15 namedtuple   16 msgspec Struct
     17 pydantic model (LangChain messages are pydantic models)
-    18 the fields of a pydantic model or dataclass defined inside a function: no import path
-       rebuilds its class, so it reads back as a dict of its fields, as LangGraph's
-       serializer does (issue 27); the class is never looked up
+    18 the fields of a pydantic model defined inside a function: no import path rebuilds
+       its class, so it reads back as a dict of its fields, as LangGraph's serializer does
+       (a pydantic state validates it back into its model; issue 27); the class is never
+       looked up. Other classes defined in a function stay refused.
 
 Classes (Enum, dataclass, namedtuple, Struct, pydantic) are stored by import path and rebuilt
 from their fields; pydantic is never imported here, only recognised when the caller has it loaded.
@@ -92,23 +93,23 @@ def _fast_ext_for(t: type) -> _Converter:
     if t is tuple or t is set or t is frozenset:
         code = {tuple: 1, set: 2, frozenset: 3}[t]
         return lambda o: _OrmExt(code, _fast_encode(list(o)))
-    local = _local_fields(t)
-    if local is not None:
+    if _is_local_model(t):
         name = t.__qualname__
-        return lambda o: _OrmExt(18, _fast_encode([name, local(o)]))
+        return lambda o: _OrmExt(18, _fast_encode([name, _model_fields(o)]))
     if _is_pydantic_model(t):
         path = _class_path(t)
 
         def model(o: Any) -> Any:
-            payload = [path, _model_fields(o), list(o.__pydantic_fields_set__)]
-            return _OrmExt(17, _fast_encode(payload))
+            extra = o.__pydantic_extra__
+            fields = o.__dict__ if not extra else {**o.__dict__, **extra}
+            return _OrmExt(17, _fast_encode([path, fields, list(o.__pydantic_fields_set__)]))
 
         return model
     names: tuple[str, ...] | None = None
     if issubclass(t, msgspec.Struct):
         code, names = 16, t.__struct_fields__
     elif dataclasses.is_dataclass(t):
-        code, names = 14, _init_fields(t)
+        code, names = 14, tuple(f.name for f in dataclasses.fields(t) if f.init)
     if names is not None:
         path = _class_path(t)
         return lambda o: _OrmExt(code, _fast_encode([path, {n: getattr(o, n) for n in names}]))
@@ -196,40 +197,28 @@ def _class_path(t: type) -> str:
     return f"{t.__module__}:{t.__qualname__}"
 
 
+def _is_local_model(t: type) -> bool:
+    return "<locals>" in t.__qualname__ and _is_pydantic_model(t)
+
+
 def _model_fields(o: Any) -> dict[str, Any]:
     extra = o.__pydantic_extra__
     return o.__dict__ if not extra else {**o.__dict__, **extra}
 
 
-def _init_fields(t: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(t) if f.init)  # type: ignore[arg-type]
-
-
-def _local_fields(t: type) -> Callable[[Any], dict[str, Any]] | None:
-    """For a pydantic model or dataclass defined in a function: how to read its fields."""
-    if "<locals>" not in t.__qualname__:
-        return None
-    if _is_pydantic_model(t):
-        return _model_fields
-    if dataclasses.is_dataclass(t):
-        names = _init_fields(t)
-        return lambda o: {n: getattr(o, n) for n in names}
-    return None
-
-
 def _converter_for(t: type) -> _Converter:
     """Pick (once per type) how instances of a class are written."""
-    local = _local_fields(t)
-    if local is not None:
+    if _is_local_model(t):
         name = t.__qualname__
-        return lambda o: _ext(18, [name, _dict(local(o))])
+        return lambda o: _ext(18, [name, _dict(_model_fields(o))])
     if issubclass(t, enum.Enum):
         path = _class_path(t)
         return lambda o: _ext(13, [path, _walk(o.value)])
     if issubclass(t, msgspec.Struct):
         return _fields_converter(16, t, t.__struct_fields__)
     if dataclasses.is_dataclass(t):
-        return _fields_converter(14, t, _init_fields(t))
+        names = tuple(f.name for f in dataclasses.fields(t) if f.init)
+        return _fields_converter(14, t, names)
     if _is_pydantic_model(t):
         return _pydantic_converter(t)
     if issubclass(t, tuple) and hasattr(t, "_fields"):
@@ -257,7 +246,8 @@ def _pydantic_converter(t: type) -> _Converter:
     path = _class_path(t)
 
     def convert(o: Any) -> Ext:
-        return _ext(17, [path, _dict(_model_fields(o)), list(o.__pydantic_fields_set__)])
+        fields = o.__dict__ if not o.__pydantic_extra__ else {**o.__dict__, **o.__pydantic_extra__}
+        return _ext(17, [path, _dict(fields), list(o.__pydantic_fields_set__)])
 
     return convert
 
@@ -347,7 +337,7 @@ _loaders: dict[int, Callable[[Any], Any]] = {
     15: _load_namedtuple,
     16: _load_struct,
     17: _load_pydantic,
-    18: lambda payload: payload[1],
+    18: lambda payload: payload[1],  # a local model's fields
 }
 
 
