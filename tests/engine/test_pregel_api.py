@@ -97,3 +97,16 @@ async def test_astream_events_takes_a_stream_mode() -> None:
     ]
     ends = [e for e in events if e["event"] == "on_chain_end" and e["name"] == graph.name]
     assert [e["data"]["output"] for e in ends] == [{"docs": ["first"]}]
+
+
+@pytest.mark.anyio
+async def test_a_mock_node_runs_as_a_plain_callable() -> None:
+    """A `Mock` answers every attribute, `_graphrun_acall` too: that is no async form."""
+    from unittest import mock
+
+    add_one = mock.Mock(side_effect=lambda _: 1)
+    builder = StateGraph(Annotated[int, operator.add]).add_node("add_one", add_one)
+    builder.add_edge(START, "add_one")
+    builder.add_conditional_edges("add_one", lambda total: "add_one" if total < 4 else END)
+    assert await builder.compile().ainvoke(1) == 4
+    assert add_one.call_count == 3
