@@ -90,7 +90,8 @@ class Reader:
         """The checkpoint named by the config, or the newest of its thread and namespace."""
         await self._settle()
         conf = config["configurable"]
-        params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
+        # a thread id may be any value with a str() (a UUID), as LangGraph's saver (issue 27)
+        params: list[Any] = [str(conf["thread_id"]), conf.get("checkpoint_ns", "")]
         sql = _SELECT + f" WHERE thread_id = {self._mark(1)} AND checkpoint_ns = {self._mark(2)}"
         if checkpoint_id := get_checkpoint_id(config):
             sql += f" AND checkpoint_id = {self._mark(3)}"
@@ -105,7 +106,7 @@ class Reader:
         lineage = self.lineage
         if lineage is None:
             return None
-        return lineage.channels(conf["thread_id"], conf.get("checkpoint_ns", ""))
+        return lineage.channels(str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
 
     async def read_one(
         self,
@@ -156,7 +157,7 @@ class Reader:
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (
-            ("thread_id =", conf.get("thread_id")),
+            ("thread_id =", None if conf.get("thread_id") is None else str(conf["thread_id"])),
             ("checkpoint_ns =", conf.get("checkpoint_ns")),
             ("checkpoint_id =", conf.get("checkpoint_id")),
             ("checkpoint_id <", get_checkpoint_id(before) if before else None),

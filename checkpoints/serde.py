@@ -19,6 +19,10 @@ Ext codes (stable: they are stored in checkpoint files)::
      7 datetime     8 date         9 time         10 timedelta    11 UUID
     12 Decimal     13 Enum        14 dataclass    15 namedtuple   16 msgspec Struct
     17 pydantic model (LangChain messages are pydantic models)
+    18 the fields of a pydantic model defined inside a function: no import path rebuilds
+       its class, so it reads back as a dict of its fields, as LangGraph's serializer does
+       (a pydantic state validates it back into its model; issue 27); the class is never
+       looked up. Other classes defined in a function stay refused.
 
 Classes (Enum, dataclass, namedtuple, Struct, pydantic) are stored by import path and rebuilt
 from their fields; pydantic is never imported here, only recognised when the caller has it loaded.
@@ -89,6 +93,9 @@ def _fast_ext_for(t: type) -> _Converter:
     if t is tuple or t is set or t is frozenset:
         code = {tuple: 1, set: 2, frozenset: 3}[t]
         return lambda o: _OrmExt(code, _fast_encode(list(o)))
+    if _is_local_model(t):
+        name = t.__qualname__
+        return lambda o: _OrmExt(18, _fast_encode([name, _model_fields(o)]))
     if _is_pydantic_model(t):
         path = _class_path(t)
 
@@ -190,8 +197,20 @@ def _class_path(t: type) -> str:
     return f"{t.__module__}:{t.__qualname__}"
 
 
+def _is_local_model(t: type) -> bool:
+    return "<locals>" in t.__qualname__ and _is_pydantic_model(t)
+
+
+def _model_fields(o: Any) -> dict[str, Any]:
+    extra = o.__pydantic_extra__
+    return o.__dict__ if not extra else {**o.__dict__, **extra}
+
+
 def _converter_for(t: type) -> _Converter:
     """Pick (once per type) how instances of a class are written."""
+    if _is_local_model(t):
+        name = t.__qualname__
+        return lambda o: _ext(18, [name, _dict(_model_fields(o))])
     if issubclass(t, enum.Enum):
         path = _class_path(t)
         return lambda o: _ext(13, [path, _walk(o.value)])
@@ -318,6 +337,7 @@ _loaders: dict[int, Callable[[Any], Any]] = {
     15: _load_namedtuple,
     16: _load_struct,
     17: _load_pydantic,
+    18: lambda payload: payload[1],  # a local model's fields
 }
 
 

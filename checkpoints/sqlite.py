@@ -287,7 +287,8 @@ class QueuedSaver(BaseCheckpointSaver):
         full: bool = False,
     ) -> tuple[Rows, dict[str, Any], Stored | None]:
         conf = config["configurable"]
-        thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"]
+        ns, cid = conf.get("checkpoint_ns", ""), checkpoint["id"]
+        thread_id = str(conf["thread_id"])  # any value with a str(), a UUID too (issue 27)
         parent_id = conf.get("checkpoint_id")
         lineage = None if full or self.full_values else self._lineage.channels(thread_id, ns)
         data = serialize_put(self.serde, checkpoint, metadata, new_versions, lineage, parent_id)
@@ -327,7 +328,8 @@ class QueuedSaver(BaseCheckpointSaver):
         self, config: dict[str, Any], writes: Sequence[tuple[str, Any]], task_id: str, path: str
     ) -> Rows:
         conf = config["configurable"]
-        thread_id, ns, cid = conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"]
+        ns, cid = conf.get("checkpoint_ns", ""), conf["checkpoint_id"]
+        thread_id = str(conf["thread_id"])
         lineage = None if self.full_values else self._lineage.peek(thread_id, ns)
         rows = serialize_writes(self.serde, writes, lineage, cid)
         # Rows spelled out, not (*key, ...), and positional: 3k fewer instructions a step.
@@ -409,10 +411,12 @@ class QueuedSaver(BaseCheckpointSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, blob and write of the thread."""
+        thread_id = str(thread_id)
         task = functools.partial(self._tasks.delete_thread, thread_id=thread_id)
         self._forget_and_commit([thread_id], task).result()
 
     async def adelete_thread(self, thread_id: str) -> None:
+        thread_id = str(thread_id)
         task = functools.partial(self._tasks.delete_thread, thread_id=thread_id)
         await asyncio.wrap_future(self._forget_and_commit([thread_id], task))
 

@@ -141,6 +141,7 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
     """Each update as a task of its node: state writes, edges and routes, applied at once."""
     from ._routing import local_state as _local_state
     from ._routing import route_writes as _route_writes
+    from ._update_routes import router_result  # an async router's answer awaited (issue 27)
 
     plan = run.plan
     upcoming = _upcoming_ids(run)
@@ -159,7 +160,7 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
             task.writes = plan.updates_of(values)
         task.writes.extend(node.edge_writes)
         for branch in node.branches:
-            result = branch.router.fn(_local_state(run, task, branch))
+            result = router_result(branch.router, _local_state(run, task, branch))
             task.writes.extend(_route_writes(run, branch, result))
         tasks.append(task)
         if run.checkpoint_id is not None:  # history shows them as its task's result (issue 27)

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 
+from ._cache_clear import TaskCacheMethods
 from ._context import TaskScope, current_scope
 from ._node import Callee
 from ._plan import NodePlan
@@ -133,7 +134,7 @@ class CallingRun(Run):
         return (outcome.writes if outcome.finished else None), outcome.resume
 
 
-class TaskFunction:
+class TaskFunction(TaskCacheMethods):
     """What `@task` returns: call it inside an entrypoint to get a future of its result."""
 
     def __init__(

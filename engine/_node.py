@@ -43,6 +43,8 @@ class Callee:
         # A node with both forms (a sync call and `_graphrun_acall`, as `ToolNode`): sync runs
         # call it directly, async runs await the async form (LangGraph's RunnableCallable).
         self.afn = getattr(fn, "_graphrun_acall", None)
+        if self.afn is not None and not inspect.iscoroutinefunction(self.afn):
+            self.afn = None  # a Mock (any attribute exists) is a plain callable (issue 27)
         from ._pregel import CompiledStateGraph
 
         if isinstance(fn, CompiledStateGraph):

@@ -23,6 +23,7 @@ import anyio.to_thread
 from checkpoints.base import RESUME, CheckpointTuple
 
 from . import _stream_v2 as _v2
+from ._cache_clear import GraphCacheMethods
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
 from ._subgraphs import SubgraphMethods
@@ -48,7 +49,7 @@ __all__ = ["CompiledStateGraph"]
 _LIVE = frozenset(("custom", "messages", "events"))
 
 
-class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
+class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCacheMethods):
     """A runnable graph: `invoke`, `stream`, their async forms, state and history."""
 
     stream_mode = "updates"

@@ -32,7 +32,8 @@ from ._outcomes import NO_WRITES, Outcome, pending_by_task
 from ._pending import describe_error as _describe  # how a task error is saved
 from ._plan import Plan
 from ._step import Task, apply_writes, next_version, prepare_tasks
-from ._stream import LC_MODES, Sink, checkpoint_task, error_repr, task_payload, task_result_payload
+from ._stream import (LC_MODES, Sink, checkpoint_task, error_repr, task_payload, task_result,
+                      task_result_payload)
 from .errors import EmptyInputError, GraphInterrupt, GraphRecursionError
 from .types import START, Command, Interrupt, PregelTask, StateSnapshot
 
@@ -608,8 +609,7 @@ class Run:
 
     def snapshot_result(self, writes: list[tuple[str, Any]]) -> Any:
         """A finished task's result as a snapshot's `PregelTask.result` shows it."""
-        keys = self.plan.state_key_set
-        return {ch: v for ch, v in writes if ch in keys}
+        return task_result(writes, self.plan.state_key_set)  # a key written twice: `$writes`
 
     def _update_of(self, task: Task) -> Any:
         keys = self.plan.state_key_set

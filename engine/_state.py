@@ -39,6 +39,7 @@ def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bo
     updates, as LangGraph does when that checkpoint is the thread's latest (issue 17)."""
     from ._routing import local_state as _local_state
     from ._routing import route_writes as _route_writes
+    from ._update_routes import router_result  # an async router's answer awaited (issue 27)
 
     plan = run.plan
     name = as_node if as_node is not None else _last_node(run)
@@ -56,7 +57,7 @@ def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bo
         task.writes = plan.updates_of(values)
     task.writes.extend(node.edge_writes)
     for branch in node.branches:
-        result = branch.router.fn(_local_state(run, task, branch))
+        result = router_result(branch.router, _local_state(run, task, branch))
         task.writes.extend(_route_writes(run, branch, result))
     run.updated = apply_writes(run.channels, run.versions, [task], run.updated, run.dirty)
     # an update credits no node: the next update without `as_node` goes to the node that ran

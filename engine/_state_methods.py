@@ -17,6 +17,7 @@ from ._state import update_state_run
 from ._stream import Sink
 from ._subgraphs import node_subgraph
 from ._tasks import flush_async, flush_sync
+from ._update_routes import has_async_router, off_loop
 from .types import END, StateSnapshot, StateUpdate
 
 __all__ = ["StateMethods", "latest_config", "latest_requested"]
@@ -163,7 +164,10 @@ class StateMethods:
         latest = latest_requested(config) or not self._replaying(
             saved, await saver.aget_tuple(latest_config(merge_config(config)))
         )
-        update_state_run(run, values, as_node, keep_writes=latest)
+        if has_async_router(self.plan):  # awaited from a worker thread (issue 27)
+            await off_loop(update_state_run, run, values, as_node, latest)
+        else:
+            update_state_run(run, values, as_node, keep_writes=latest)
         await flush_async(run)
         return run.checkpoint_config  # type: ignore[return-value]
 
@@ -194,7 +198,10 @@ class StateMethods:
         for updates in supersteps:
             run = self._state_run(config, saver)
             run.restore(await saver.aget_tuple(config))
-            apply_superstep(run, updates)
+            if has_async_router(self.plan):  # awaited from a worker thread (issue 27)
+                await off_loop(apply_superstep, run, updates)
+            else:
+                apply_superstep(run, updates)
             await flush_async(run)
             config = run.checkpoint_config  # type: ignore[assignment]
         return config

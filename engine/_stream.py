@@ -29,6 +29,7 @@ __all__ = [
     "normalize_modes",
     "shape",
     "task_payload",
+    "task_result",
     "task_result_payload",
 ]
 
@@ -168,13 +169,33 @@ def task_payload(task: Task, metadata: dict[str, Any] | None = None) -> dict[str
     return payload
 
 
+def task_result(writes: Any, keys: Any) -> dict[str, Any]:
+    """A task's writes to the state keys as its result shows them: a key written more than
+    once gives `{"$writes": [each value]}`, as LangGraph (issue 27)."""
+    result: dict[str, Any] = {}
+    repeated = None
+    for ch, v in writes:
+        if ch not in keys:
+            continue
+        if ch in result:
+            repeated = repeated or {}
+            bucket = repeated.get(ch)
+            if bucket is None:
+                bucket = repeated[ch] = [result[ch]]
+                result[ch] = {"$writes": bucket}
+            bucket.append(v)
+        else:
+            result[ch] = v
+    return result
+
+
 def task_result_payload(task: Task, state_keys: frozenset[str]) -> dict[str, Any]:
     ok = task.error is None and not task.interrupts
     return {
         "id": task.id,
         "name": task.name,
         "error": task.error,
-        "result": {ch: v for ch, v in task.writes if ch in state_keys} if ok else {},
+        "result": task_result(task.writes, state_keys) if ok else {},
         "interrupts": [
             {"value": i.value, "id": i.id, "response_schema": i.response_schema}
             for i in task.interrupts
@@ -193,7 +214,7 @@ def checkpoint_task(task: Task, outcome: Any, keys: tuple[str, ...]) -> dict[str
     if outcome.error is not None:
         return {**out, "error": error_repr(outcome.error), "state": None}
     if outcome.finished:
-        result = {ch: v for ch, v in outcome.writes if ch in keys}
+        result = task_result(outcome.writes, keys)
         if result:
             out["result"] = result
     out["interrupts"] = tuple(

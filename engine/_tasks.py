@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._calls import aclose_children, close_children
+from ._concurrency import async_gate, binding_limit, gated, run_limited_in_threads
 from ._context import TaskScope, current_scope
 from ._error_handler import handle_failure, node_cancelled, resume_handlers
 from ._plan import Plan, root_writes
@@ -566,10 +567,14 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     # The root's live stream queue also wakes it for chunks; it is the root driver's alone. A
     # subgraph sharing the sink waits on its own queue: its tasks' completions on the root's
     # were taken by the root's step as its own, which ended the stream early (issue 17).
+    ordered = sorted(tasks, key=_start_order)
+    limit = binding_limit(run, len(tasks))
+    if limit is not None:  # at most `max_concurrency` at once (issue 27)
+        yield from run_limited_in_threads(run, ordered, live, limit)
+        return
     shared = run.sink.events if live else None
     events: queue.SimpleQueue[Any] = shared if shared is not None else queue.SimpleQueue()
     pool = _pool()
-    ordered = sorted(tasks, key=_start_order)
     inline = None if live or run.checkpointer is not None else ordered.pop(0)
     jobs = []
     for task in ordered:
@@ -663,10 +668,12 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     """One task group for the step; yields whenever a chunk or a task completion arrives."""
     wakeup = _step_wakeup(run)
     remaining = len(tasks)
+    gate = async_gate(run, len(tasks))  # `max_concurrency` (issue 27)
+    execute = execute_async if gate is None else gated(gate, execute_async)
 
     async def one(task: Task, tg: anyio.abc.TaskGroup) -> None:
         nonlocal remaining
-        await execute_async(run, task)
+        await execute(run, task)
         await flush_async(run)
         remaining -= 1
         wakeup.set()
@@ -714,13 +721,15 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     loop = asyncio.get_running_loop()
     remaining = len(tasks)
     scopes = [anyio.CancelScope() for _ in tasks] if _saves_await(run) else None
+    gate = async_gate(run, len(tasks))  # `max_concurrency` (issue 27)
+    execute = execute_async if gate is None else gated(gate, execute_async)
 
     async def one(task: Task, index: int) -> None:
         if scopes is None:
-            await execute_async(run, task)
+            await execute(run, task)
         else:
             with scopes[index]:
-                await execute_async(run, task)
+                await execute(run, task)
                 await flush_async(run)
         if task.stops_siblings():
             cancel()

@@ -173,6 +173,10 @@ class StateGraph(Generic[StateT]):
             raise TypeError(f"add_node() got unexpected arguments: {sorted(legacy)}")
         if not isinstance(node, str):
             action, node = node, _name_of(node)
+        if isinstance(action, dict):  # LangChain's RunnableParallel of the entries (issue 27)
+            from ._dict_node import DictNode
+
+            action = DictNode(action)
         if action is None or not (callable(action) or hasattr(action, "invoke")):
             raise TypeError(
                 "Expected a Runnable, callable or dict."

@@ -47,6 +47,10 @@ def astream_events(
                       "event shapes", DeprecationWarning, stacklevel=3)
     elif version != "v2":
         raise ValueError("Only version='v1', 'v2' or 'v3' is supported")
+    # The run streams the `events` mode whatever `stream_mode` the caller passed on (LangChain
+    # hands it to `astream`); the graph run's own `on_chain_stream` chunks stay the `updates`
+    # shape (issue 27).
+    kwargs = {k: v for k, v in kwargs.items() if k != "stream_mode"}
     return graph.astream(input, config, stream_mode="events", **kwargs)
 
 

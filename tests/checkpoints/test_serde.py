@@ -263,3 +263,17 @@ def test_langchain_messages_encode_alike_on_both_paths() -> None:
     ]
     assert serde._fast_encode(value) == serde._encode(serde._walk(value))
     assert roundtrip(value) == value
+
+
+@pytest.mark.skipif(pydantic is None, reason="pydantic is not installed")
+@pytest.mark.parametrize("wrap", [lambda m: m, lambda m: {"in": [m, (1, m)]}, lambda m: {1: m}])
+def test_a_locally_defined_pydantic_model_reads_back_as_its_fields(wrap: Any) -> None:
+    # issue 27: LangGraph's serializer stores it (a graph's pydantic input often is one) and
+    # gives its fields back; the class, which no import path reaches, is never looked up
+    class Local(pydantic.BaseModel):
+        query: str
+        window: tuple[int, int] = (1, 2)
+
+    original = Local(query="q")
+    expected = {"query": "q", "window": (1, 2)}
+    assert roundtrip(wrap(original)) == wrap(expected)  # ({1: ...}: the Python walk's path)

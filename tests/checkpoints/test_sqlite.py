@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -373,3 +374,30 @@ def test_the_wal_is_copied_into_the_file_in_the_background(path: Path) -> None:
     with SqliteSaver(path) as reopened:
         assert reopened.get_tuple(config) is not None
     assert execute(path, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_a_thread_id_is_any_value_with_a_str(saver: SqliteSaver) -> None:
+    # issue 27: LangGraph's SQLite saver stores str(thread_id), so a UUID names a thread
+    thread = uuid.uuid4()
+    config = saver.put(thread_config(thread), checkpoint_with({"x": 1}, {"x": 1}), {}, {"x": 1})
+    saver.put_writes(config, [("x", 2)], "task")
+    for lookup in (thread, str(thread)):
+        found = saver.get_tuple(thread_config(lookup))
+        assert found is not None and found.checkpoint["channel_values"] == {"x": 1}
+        assert found.pending_writes == [("task", "x", 2)]
+        assert [t.config for t in saver.list(thread_config(lookup))] == [found.config]
+    saver.delete_thread(thread)
+    assert saver.get_tuple(thread_config(str(thread))) is None
+
+
+@pytest.mark.anyio
+async def test_a_uuid_thread_id_through_the_async_methods(saver: SqliteSaver) -> None:
+    thread = uuid.uuid4()
+    checkpoint = checkpoint_with({"x": 1}, {"x": 1})
+    config = await saver.aput(thread_config(thread), checkpoint, {}, {"x": 1})
+    await saver.aput_writes(config, [("x", 2)], "task")
+    found = await saver.aget_tuple(thread_config(thread))
+    assert found is not None and found.pending_writes == [("task", "x", 2)]
+    assert [t.config async for t in saver.alist(thread_config(thread))] == [found.config]
+    await saver.adelete_thread(thread)
+    assert await saver.aget_tuple(thread_config(str(thread))) is None
