@@ -240,16 +240,19 @@ def _settled(left: list[Any]) -> bool:
         return True
     if not _get(left[-1], "id"):
         return False
-    return all(_plain_types.get(t) or _plain(t) for t in set(map(type, left)))
+    return all(_plain(t) for t in set(map(type, left)))
 
 
 def _plain(cls: type) -> bool:
+    if (known := _plain_types.get(cls)) is not None:
+        return known
     lc = _LC or (_load_langchain() if "langchain_core" in sys.modules else None)
     if cls is dict or cls is tuple or cls is str:
         plain = cls is dict and lc is None  # no LangChain: dicts are the messages
     else:
         plain = _CHUNK is None or not issubclass(cls, _CHUNK[0])
-    _plain_types[cls] = plain
+    if lc is not None or _LC_MISSING:  # else LangChain may load later and change the answer
+        _plain_types[cls] = plain
     return plain
 
 
