@@ -8,7 +8,9 @@ from ._context import Runtime, get_config, get_runtime, get_store, get_stream_wr
 from ._managed import IsLastStep, RemainingSteps
 from ._messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages, emit_message
 from ._func import entrypoint
+from ._message_graph import MessageGraph
 from ._pregel import CompiledStateGraph
+from ._push_message import push_message
 from .errors import (
     EmptyInputError,
     GraphInterrupt,
@@ -49,6 +51,7 @@ __all__ = [
     "Interrupt",
     "InvalidUpdateError",
     "IsLastStep",
+    "MessageGraph",
     "MessagesState",
     "NodeInterrupt",
     "NodeTimeoutError",
@@ -75,5 +78,6 @@ __all__ = [
     "get_store",
     "get_stream_writer",
     "interrupt",
+    "push_message",
     "task",
 ]

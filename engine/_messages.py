@@ -7,7 +7,9 @@ with a `RemoveMessage` / `{"type": "remove", "id": ...}`.
 
 from __future__ import annotations
 
+import functools
 import operator
+import sys
 import threading
 import uuid
 from collections import OrderedDict
@@ -57,8 +59,13 @@ def _coerce(messages: Any) -> list[Any]:
 
 
 def _langchain(message: Any) -> Any:
-    """Dict messages become LangChain objects when langchain-core is importable (as LangGraph)."""
+    """Dict messages become LangChain objects when langchain-core is importable, and chunks
+    whole messages (as LangGraph, whose state never keeps a chunk; issue 29)."""
     if not isinstance(message, dict):
+        if _CHUNK is not None and isinstance(message, _CHUNK[0]):
+            return _CHUNK[1](message)
+        if _CHUNK is None and "langchain_core" in sys.modules and _load_langchain():
+            return _langchain(message)
         return message
     lc = _LC or _load_langchain()
     if lc is None:
@@ -66,12 +73,15 @@ def _langchain(message: Any) -> Any:
     classes, convert = lc
     try:
         direct = _direct(message, classes)
-        return direct if direct is not None else convert([message])[0]
+        message = direct if direct is not None else convert([message])[0]
     except Exception:  # not a message shape LangChain knows: keep the dict
         return message
+    return _CHUNK[1](message) if _CHUNK and isinstance(message, _CHUNK[0]) else message
 
 
 _LC: tuple[dict[str, Any], Any] | None = None
+#: LangChain's chunk base class and its chunk -> message conversion, once loaded
+_CHUNK: tuple[type, Any] | None = None
 _LC_MISSING = False
 # The dict keys `_direct` handles; any other key (additional kwargs, response metadata,
 # artifacts, ...) takes LangChain's own conversion.
@@ -80,7 +90,7 @@ _DIRECT_KEYS = frozenset({"role", "type", "content", "id", "name", "tool_call_id
 
 def _load_langchain() -> tuple[dict[str, Any], Any] | None:
     """Message classes by role and `convert_to_messages`, imported once (None without it)."""
-    global _LC, _LC_MISSING
+    global _LC, _LC_MISSING, _CHUNK
     if _LC_MISSING:
         return None
     try:
@@ -96,6 +106,7 @@ def _load_langchain() -> tuple[dict[str, Any], Any] | None:
         "system": lc.SystemMessage,
         "tool": lc.ToolMessage,
     }
+    _CHUNK = (lc.BaseMessageChunk, lc.message_chunk_to_message)
     _LC = (classes, lc.convert_to_messages)
     return _LC
 
@@ -182,14 +193,82 @@ def _remember_ids(merged: list[Any], known: set[Any], added: set[Any]) -> None:
             _indexes.popitem(last=False)
 
 
-def add_messages(left: Any, right: Any) -> list[Any]:
+def add_messages(
+    left: Any = None, right: Any = None, *, format: str | None = None  # noqa: A002
+) -> Any:
     """Append `right` to `left`, replacing messages with the same id and honouring removals.
 
-    `left` is this reducer's own earlier output (already messages with ids), so only `right`
-    is converted; the id index of `left` is built only when `right` could replace or remove
-    something, which keeps a growing conversation O(new messages) per step.
+    `add_messages(format="langchain-openai")` (no lists) is the reducer whose result is in
+    OpenAI's content format, as LangGraph's (issue 29).
     """
-    if isinstance(left, list) and all(_get(m, "id") for m in left[-1:]):
+    if left is None or right is None:
+        if left is not None or right is not None:
+            given = "left" if left is not None else "right"
+            raise ValueError(
+                "Must specify non-null arguments for both 'left' and 'right'. "
+                f"Only received: '{given}'."
+            )
+        return mark_pure(functools.partial(add_messages, format=format))
+    merged = _merge(left, right)
+    if format is None:
+        return merged
+    if format == "langchain-openai":
+        return _openai_format(merged)
+    raise ValueError(f"Unrecognized {format=}. Expected one of 'langchain-openai', None.")
+
+
+def _openai_format(messages: list[Any]) -> list[Any]:
+    """Messages with OpenAI-shaped content (text and image_url blocks, tool results as
+    `ToolMessage`s): LangChain's own round trip, as LangGraph."""
+    from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+
+    return convert_to_messages(convert_to_openai_messages(messages))
+
+
+# Issue 29: the lists this reducer returned, by identity. Its `left` is nearly always its own
+# last output, already whole messages with ids; any other `left` (a user's call, a restored
+# checkpoint) is checked once for chunks and message-likes, which LangGraph converts too.
+_OUTPUTS = 64
+_outputs: OrderedDict[int, list[Any]] = OrderedDict()
+_plain_types: dict[type, bool] = {}
+
+
+def _settled(left: list[Any]) -> bool:
+    """`left` needs no conversion: our own output, or id'd messages none a chunk or a dict
+    LangChain would convert."""
+    if not left or _outputs.get(id(left)) is left:
+        return True
+    if not _get(left[-1], "id"):
+        return False
+    return all(_plain(t) for t in set(map(type, left)))
+
+
+def _plain(cls: type) -> bool:
+    if (known := _plain_types.get(cls)) is not None:
+        return known
+    lc = _LC or (_load_langchain() if "langchain_core" in sys.modules else None)
+    if cls is dict or cls is tuple or cls is str:
+        plain = cls is dict and lc is None  # no LangChain: dicts are the messages
+    else:
+        plain = _CHUNK is None or not issubclass(cls, _CHUNK[0])
+    if lc is not None or _LC_MISSING:  # else LangChain may load later and change the answer
+        _plain_types[cls] = plain
+    return plain
+
+
+def _remember_output(merged: list[Any]) -> list[Any]:
+    with _indexes_lock:
+        _outputs[id(merged)] = merged
+        if len(_outputs) > _OUTPUTS:
+            _outputs.popitem(last=False)
+    return merged
+
+
+def _merge(left: Any, right: Any) -> list[Any]:
+    """`add_messages` proper. Only `right` is normally converted (see `_settled`); `left`'s
+    id index is built only when `right` could replace or remove something, which keeps a
+    growing conversation O(new messages) per step."""
+    if isinstance(left, list) and _settled(left):
         left_list = left
     else:
         left_list = [_with_id(m) for m in _coerce(left)]
@@ -197,7 +276,7 @@ def add_messages(left: Any, right: Any) -> list[Any]:
     if not any(_get(m, "id") or _is_remove(m) for m in fresh):
         # Every new message gets a fresh uuid4 here, so none can replace or remove one of
         # `left`: append without building `left`'s id set (O(history) per step otherwise).
-        return [*left_list, *(_with_id(m) for m in fresh)]
+        return _remember_output([*left_list, *(_with_id(m) for m in fresh)])
     right_list = [m if _get(m, "id") else _with_id(m) for m in fresh]
     if not any(_is_remove(m) for m in right_list):
         new_ids = {_get(m, "id") for m in right_list}
@@ -205,10 +284,15 @@ def add_messages(left: Any, right: Any) -> list[Any]:
         if len(new_ids) == len(right_list) and new_ids.isdisjoint(known):
             merged = [*left_list, *right_list]  # nothing to replace: append (the common case)
             _remember_ids(merged, known, new_ids)
-            return merged
-    for index, message in enumerate(right_list):
+            return _remember_output(merged)
+    return _remember_output(_replace_and_remove(left_list, right_list))
+
+
+def _replace_and_remove(left_list: list[Any], right_list: list[Any]) -> list[Any]:
+    for index in range(len(right_list) - 1, -1, -1):  # the last "remove all" wins
+        message = right_list[index]
         if _is_remove(message) and _get(message, "id") == REMOVE_ALL_MESSAGES:
-            return [m for m in right_list[index + 1 :]]
+            return right_list[index + 1 :]
     merged = list(left_list)
     position = {_get(m, "id"): i for i, m in enumerate(merged)}
     removed: set[Any] = set()
@@ -222,6 +306,7 @@ def add_messages(left: Any, right: Any) -> list[Any]:
             removed.add(mid)
             continue
         if mid in position:
+            removed.discard(mid)  # removed, then added again: the later message stays
             merged[position[mid]] = message
         else:
             position[mid] = len(merged)

@@ -18,8 +18,8 @@ from checkpoints.base import INTERRUPT
 from ._stream import Sink, StreamItem
 
 __all__ = [
-    "aload_saved", "continues_history", "load_saved", "mark_replay", "nested_sink",
-    "own_history_ns", "travel_to",
+    "aload_saved", "continues_history", "detached_sink", "load_saved", "mark_replay",
+    "nested_sink", "own_history_ns", "runs_detached", "travel_to",
 ]
 
 _ALWAYS_UP = frozenset(("events",))
@@ -51,6 +51,34 @@ def nested_sink(own: Sink, outer: Sink) -> Sink:
     # graphs called by this run's tasks reach the caller only when it asked for subgraphs
     sink.children = sink if own.subgraphs else outer
     return sink
+
+
+_CALLBACK_MODES = frozenset(("messages", "tools"))
+
+
+def runs_detached(config: dict[str, Any] | None, own: Sink, outer: Sink) -> bool:
+    """A graph invoked inside a task with a `configurable` of its own (not the task's config,
+    which names its `checkpoint_ns`) runs as a root graph of its own, as in LangGraph, where
+    that `configurable` replaces the caller's (issue 29): its own namespace and checkpointer,
+    no values or updates to the caller. Only an `invoke` (a nested stream keeps its caller's
+    namespace), and not under `astream_events`, whose nesting has its own rules."""
+    conf = config.get("configurable") if config else None
+    return bool(conf) and "checkpoint_ns" not in conf and not own.modes and (
+        "events" not in outer.modes)
+
+
+def detached_sink(outer: Sink) -> Sink:
+    """A detached run's sink: what LangChain's callbacks report (`messages`, `tools`) reaches a
+    caller streaming subgraphs, under the run's own namespace, as LangGraph's handlers, which
+    the run inherits, report it. Its handler stays on either way (`nested_sink` says why)."""
+    shown = outer.modes & _CALLBACK_MODES if outer.subgraphs else frozenset()
+    outer_push = outer.push
+
+    def push(item: StreamItem) -> None:
+        if item[1] in shown:
+            outer_push(item)
+
+    return Sink(outer.modes & _CALLBACK_MODES, True, push)
 
 
 def own_history_ns(ns: str) -> str:

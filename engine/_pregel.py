@@ -30,8 +30,8 @@ from ._subgraphs import SubgraphMethods
 from ._context import current_scope
 from ._lifecycle import graph_handlers, with_lifecycle, with_lifecycle_async
 from ._nested import (
-    aload_saved, continues_history, from_root_checkpoint, load_saved, mark_replay, nested_sink,
-    own_history_ns, travel_to,
+    aload_saved, continues_history, detached_sink, from_root_checkpoint, load_saved, mark_replay,
+    nested_sink, own_history_ns, runs_detached, travel_to,
 )
 from ._plan import Plan
 from ._run import NULL_TASK_ID, Run
@@ -103,8 +103,10 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
         sink: Sink,
         kwargs: dict[str, Any],
     ) -> Run:
-        config = merge_config(config)
         scope = current_scope.get()
+        if scope is not None and runs_detached(config, sink, scope.run.sink.children):
+            sink, scope = detached_sink(scope.run.sink.children), None  # issue 29
+        config = merge_config(config)
         parent = scope.run if scope is not None else None
         travel = None
         if parent is None and config["configurable"].get("checkpoint_ns"):

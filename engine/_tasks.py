@@ -157,7 +157,8 @@ def _call_sync(run: Run, task: Task) -> None:
         output = task.node.callee.call(task.input, scope) if task.node.callee else task.input
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             close_children(scope, False)
-        task.writes = _writes_of(run, task, output)
+        writes = _writes_of(run, task, output)  # after any `push_message` writes (issue 29)
+        task.writes = [*task.writes, *writes] if task.writes else writes
         for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch, output)
             events = run.events
@@ -266,7 +267,8 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
                                                     abandon_on_cancel=True)
         if scope.children is not None:  # the `@task`s the node called (issue 17)
             await aclose_children(scope, False)
-        task.writes = _writes_of(run, task, output)
+        writes = _writes_of(run, task, output)  # after any `push_message` writes (issue 29)
+        task.writes = [*task.writes, *writes] if task.writes else writes
         for index, branch in enumerate(task.node.branches):
             state = _local_state(run, task, branch, output)
             events = run.events

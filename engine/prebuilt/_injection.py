@@ -16,6 +16,8 @@ from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin, get_t
 from langchain_core.tools import BaseTool, InjectedToolArg
 from langchain_core.tools.base import _DirectlyInjectedToolArg, get_all_basemodel_annotations
 
+from .._lc_tools import tool_output_writer
+
 __all__ = ["InjectedState", "InjectedStore", "Injections", "ToolRuntime", "injections_of"]
 
 ContextT = TypeVar("ContextT")
@@ -37,6 +39,15 @@ class ToolRuntime(_DirectlyInjectedToolArg, Generic[ContextT, StateT]):
     tools: list[BaseTool] = dataclasses.field(default_factory=list)
     execution_info: Any = None
     server_info: Any = None
+
+    def emit_output_delta(self, delta: Any) -> None:
+        """Stream `delta` as a `tool-output-delta` event of this tool call (issue 29).
+
+        A no-op when the run does not stream the `tools` mode, so tools can call it always.
+        """
+        write = tool_output_writer()
+        if write is not None:
+            write(delta)
 
 
 class InjectedState(InjectedToolArg):

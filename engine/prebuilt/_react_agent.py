@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict, get_type_hints
+from typing import Annotated, Any, NotRequired, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -18,10 +18,12 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableLambda, RunnableSequence
 from pydantic import BaseModel
+from typing_extensions import TypedDict, deprecated  # pydantic needs it on Python < 3.12 (issue 29)
 
 from .._managed import RemainingSteps
 from .._messages import add_messages
 from ..types import Send
+from ..warnings import LangGraphDeprecatedSinceV10
 from ._standalone import standalone_call
 from ._tool_node import ToolCallWithContext, ToolNode
 
@@ -35,8 +37,13 @@ PROMPT_RUNNABLE_NAME = "Prompt"
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
 
 
+@deprecated(  # as LangGraph: its JSON Schema says `"deprecated": true` (issue 29)
+    "AgentState has been moved to `langchain.agents`. Please update your import to "
+    "`from langchain.agents import AgentState`.",
+    category=LangGraphDeprecatedSinceV10,
+)
 class AgentState(TypedDict):
-    """The agent's state: the conversation and the steps left before the recursion limit."""
+    """The state of the agent."""
 
     messages: Annotated[Sequence[BaseMessage], add_messages]
     remaining_steps: NotRequired[RemainingSteps]

@@ -35,7 +35,7 @@ from .._messages import REMOVE_ALL_MESSAGES
 from ..errors import GraphBubbleUp, is_invalid_resume
 from ..types import Command, Send
 from ._injection import Injections, InjectedState, InjectedStore, ToolRuntime, inject, injections_of
-from ._standalone import standalone_call
+from ._standalone import NOT_GIVEN, given_state, standalone_call
 
 __all__ = [
     "InjectedState",
@@ -408,7 +408,7 @@ class ToolNode:
     def _runtimes(
         self, input: Any, calls: list[dict[str, Any]], config: dict[str, Any], runtime: Any
     ) -> list[ToolRuntime]:
-        state = self._extract_state(input)
+        state = self._extract_state(input, config)
         tools = list(self._tools_by_name.values())
         return [
             ToolRuntime(
@@ -444,15 +444,16 @@ class ToolNode:
             raise ValueError("No AIMessage found in input")
         return list(last.tool_calls), input_type  # type: ignore[return-value]
 
-    def _extract_state(self, input: Any) -> Any:
+    def _extract_state(self, input: Any, config: dict[str, Any]) -> Any:
         """The state tools may inject: the Send's state, the node's own state for a list of
-        tool calls, else the input itself."""
+        tool calls (or the state a direct call's config hands over), else the input itself."""
         if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
             return input["state"]
         if input and isinstance(input, list) and isinstance(input[-1], dict) and (
             input[-1].get("type") == "tool_call"
         ):
-            return _current_state()
+            given = given_state(config)
+            return _current_state() if given is NOT_GIVEN else given
         return input
 
     # -- one call ------------------------------------------------------------------------------
