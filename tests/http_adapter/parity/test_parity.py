@@ -107,7 +107,7 @@ def test_scenario(name: str, parity_url: str, backend: str, snapshot: Any) -> No
 # A sample of the scenarios (the whole replay takes minutes): streams of every kind, interrupts
 # and resumes, forks, history, state with subgraphs, updates, errors, drawings, factories.
 LANGGRAPH_BUILT = (
-    "assistants_graph_xray", "assistants_subgraphs", "issue31_factories",
+    "assistants_graph_xray", "assistants_subgraphs", "issue31_factories", "multitask_interrupt",
     "runs_command_update_goto", "runs_fork_from_checkpoint", "runs_wait_interrupt_resume",
     "stream_debug_subgraphs", "stream_events_chat", "stream_interrupt_in_subgraph",
     "stream_messages_tuple_bound_model", "stream_multi_mode_subgraphs", "threads_error_status",
