@@ -25,6 +25,7 @@ from .executor import (
     stream_modes, wire_events,
 )
 from .held_updates import AfterReducers
+from .langgraph_graph import ENGINE_LANGGRAPH, engine_of
 from .output_keys import OutputView, output_keys
 from .records import now
 from .schemas import Run, Thread
@@ -143,7 +144,9 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     # carries none; each interrupted task's own chunk carries its own.
     interrupts: list[Any] = []
     timeout = state.settings.run_timeout
-    held = AfterReducers()  # issue 31 item 15: message ids as the reducers set them
+    # issue 31 item 15: message ids as the reducers set them; not for LangGraph's runtime,
+    # whose updates the reference encodes before its reducers run (issue 28)
+    held = AfterReducers(hold=engine_of(graph) != ENGINE_LANGGRAPH)
 
     def take(item: Any) -> None:
         nonlocal last_values

@@ -35,6 +35,7 @@ from ..schemas import (
     AssistantVersionsSearch,
 )
 from ..langgraph_graph import LangGraphGraph
+from ..langgraph_schemas import langgraph_schemas
 from ..state import ServerState
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
@@ -420,7 +421,10 @@ def _context_schema(context: Any) -> dict[str, Any] | None:
 
 def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[str, Any]:
     """`input_schema`/`output_schema` are null unless they differ from the state schema (the
-    real server answers null for a graph built from one TypedDict)."""
+    real server answers null for a graph built from one TypedDict). A LangGraph-built graph
+    describes itself, as there (issue 28)."""
+    if isinstance(graph, LangGraphGraph):
+        return langgraph_schemas(graph.inner)
     builder = graph.builder
     state = builder.state_schema
 
