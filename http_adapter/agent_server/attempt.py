@@ -211,10 +211,14 @@ async def resume_input(saver: Any, run: Run, value: Any) -> Any:
     return value
 
 
-async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool) -> Thread:
+async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool,
+                       run: Run | None = None) -> Thread:
     """Thread status, values and interrupts after a run ended (SPEC §3 rules); `others`: the
-    thread has another run pending or running (it stays busy)."""
+    thread has another run pending or running (it stays busy). `run`, the run that ended:
+    as the reference, the thread is named after that run's graph (a run queued behind, or
+    interrupting, one of another graph renames it when it ends) and read through it."""
     values, interrupts, has_next = outcome.values, {}, False
+    thread = _named_after(thread, run)
     graph_id = (thread.metadata or {}).get("graph_id")
     current = None
     if graph_id in state.settings.graphs:
@@ -245,6 +249,17 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
         thread, status=status, values=plain(values), interrupts=plain(interrupts),
         error=outcome.error, updated_at=stamp, state_updated_at=stamp,
     )
+
+
+def _named_after(thread: Thread, run: Run | None) -> Thread:
+    """The thread named after `run`'s graph (issue 28: multitask_interrupt; langgraph-api's
+    `set_joint_status` does it at every run's end)."""
+    graph_id = ((run.kwargs or {}).get("config") or {}).get("configurable", {}).get(
+        "graph_id") if run is not None else None
+    metadata = thread.metadata or {}
+    if graph_id is None or metadata.get("graph_id") == graph_id:
+        return thread
+    return with_(thread, metadata={**metadata, "graph_id": graph_id})
 
 
 async def _current_state(state: Any, graph_id: str, thread_id: str) -> Any:
