@@ -26,7 +26,7 @@ from .executor import (
 )
 from .held_updates import AfterReducers
 from .langgraph_graph import ENGINE_LANGGRAPH, engine_of
-from .output_keys import OutputView, output_keys
+from .output_keys import OutputViews
 from .records import now
 from .schemas import Run, Thread
 
@@ -129,9 +129,9 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     modes = stream_modes(run.kwargs)
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
-    keys = output_keys(graph)  # issue 31 item 12: None unless an output schema is set apart
-    view = OutputView(keys, value) if keys is not None else None
-    if view is not None and "updates" not in engine:
+    # issue 31 item 12: through the output schema where one is set apart (issue 28: subgraphs')
+    views = OutputViews(graph, value, subgraphs=options["subgraphs"])
+    if views.any and "updates" not in engine:
         engine = [*engine, "updates"]  # which steps wrote an output key
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
@@ -152,7 +152,8 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
         nonlocal last_values
         ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
         send = True
-        if view is not None and not ns:
+        view = views.get(ns)
+        if view is not None:
             chunk, send = view.see(mode, item[-1])
             item = (*item[:-1], chunk)
         if mode == "values" and not ns:

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["langgraph_schemas"]
+__all__ = ["entrypoint_schemas", "langgraph_schemas"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,3 +78,39 @@ def _configurable(graph: Any) -> dict[str, Any]:
     if name is not None:
         schema["title"] = name
     return schema
+
+
+def entrypoint_schemas(name: str, input_type: Any, output_type: Any) -> dict[str, Any] | None:
+    """graphrun's functional-API graph described as LangGraph describes an `@entrypoint`: its
+    input and output types as root models, its state the one `__end__` channel (issue 28:
+    `--engine graphrun` answers as `langgraph dev`). None without langchain-core (the server's
+    own derivation then stands)."""
+    try:
+        from langchain_core.runnables.utils import create_model
+        from langchain_core.utils.pydantic import create_model_v2
+        from pydantic import BaseModel
+    except ImportError:
+        return None
+
+    def titled(suffix: str) -> str:  # LangGraph's `get_name(suffix)`
+        return f"{name}{suffix}" if name[:1].isupper() else f"{name}_{suffix.lower()}"
+
+    def root(suffix: str, kind: Any) -> Any:  # as LangChain's `Runnable.get_input_schema`
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            return kind.model_json_schema()
+        return create_model_v2(titled(suffix), root=kind).model_json_schema()
+
+    return {
+        "input_schema": _described(name, "input", lambda: root("Input", input_type)),
+        "output_schema": _described(name, "output", lambda: root("Output", output_type)),
+        "state_schema": _described(name, "state", lambda: create_model(
+            titled("State"), __end__=(output_type, None)).model_json_schema()),
+    }
+
+
+def _described(name: str, what: str, ask: Callable[[], Any]) -> Any:
+    try:
+        return ask()
+    except Exception as error:  # noqa: BLE001 - null, as the reference for a type it refuses
+        logger.warning("Failed to get %s schema for graph %s: %s", what, name, error)
+        return None
