@@ -65,6 +65,7 @@ class Server:
             argv = [sys.executable, "-m", "http_adapter.cli", command, "--port", str(port),
                     "--log-level", "warning", *_storage(database_url, redis_url, in_memory)]
             argv += ["--engine", engine] if engine else []
+            argv += ["--no-reload"] if command == "dev" else []  # as the reference's
         self.log = open(self.work / "server.log", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(argv, cwd=app, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
