@@ -28,21 +28,21 @@ def langgraph_schemas(graph: Any) -> dict[str, Any]:
     """`input_schema`, `output_schema`, `state_schema`, `config_schema`, `context_schema` of a
     compiled LangGraph graph; one that LangGraph cannot describe is null (logged), as there."""
     return {
-        "input_schema": _asked(graph, "input", graph.get_input_jsonschema),
-        "output_schema": _asked(graph, "output", graph.get_output_jsonschema),
-        "state_schema": _asked(graph, "state", lambda: _state(graph)),
-        "config_schema": _asked(graph, "config", lambda: _configurable(graph)),
-        "context_schema": _asked(graph, "context", graph.get_context_jsonschema),
+        "input_schema": _asked(graph.name, "input", graph.get_input_jsonschema),
+        "output_schema": _asked(graph.name, "output", graph.get_output_jsonschema),
+        "state_schema": _asked(graph.name, "state", lambda: _state(graph)),
+        "config_schema": _asked(graph.name, "config", lambda: _configurable(graph)),
+        "context_schema": _asked(graph.name, "context", graph.get_context_jsonschema),
     }
 
 
-def _asked(graph: Any, what: str, ask: Callable[[], Any]) -> Any:
+def _asked(name: str, what: str, ask: Callable[[], Any]) -> Any:
     try:
         with warnings.catch_warnings():  # `config_schema` is deprecated in LangGraph 1.x
             warnings.simplefilter("ignore")
             return ask()
     except Exception as error:  # noqa: BLE001 - the reference answers null and logs it too
-        logger.warning("Failed to get %s schema for graph %s: %s", what, graph.name, error)
+        logger.warning("Failed to get %s schema for graph %s: %s", what, name, error)
         return None
 
 
@@ -60,7 +60,8 @@ def _state(graph: Any) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - pydantic cannot describe it: Any, as the reference
             kind = Any
         fields[key] = (kind, None)
-    return create_model(graph.get_name("State"), **fields).model_json_schema()  # type: ignore[no-any-return]
+    model = create_model(graph.get_name("State"), **fields)
+    return model.model_json_schema()  # type: ignore[no-any-return]
 
 
 def _configurable(graph: Any) -> dict[str, Any]:
@@ -101,16 +102,9 @@ def entrypoint_schemas(name: str, input_type: Any, output_type: Any) -> dict[str
         return create_model_v2(titled(suffix), root=kind).model_json_schema()
 
     return {
-        "input_schema": _described(name, "input", lambda: root("Input", input_type)),
-        "output_schema": _described(name, "output", lambda: root("Output", output_type)),
-        "state_schema": _described(name, "state", lambda: create_model(
+        "input_schema": _asked(name, "input", lambda: root("Input", input_type)),
+        "output_schema": _asked(name, "output", lambda: root("Output", output_type)),
+        "state_schema": _asked(name, "state", lambda: create_model(
             titled("State"), __end__=(output_type, None)).model_json_schema()),
     }
 
-
-def _described(name: str, what: str, ask: Callable[[], Any]) -> Any:
-    try:
-        return ask()
-    except Exception as error:  # noqa: BLE001 - null, as the reference for a type it refuses
-        logger.warning("Failed to get %s schema for graph %s: %s", what, name, error)
-        return None

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "PROJECT_DIFFERENCES",
-           "TEMPLATE_DIFFERENCES", "Difference"]
+__all__ = ["DIFFERENCES", "EVERYWHERE", "EXPECTED_FAILURES", "ON_POSTGRES", "TEMPLATE_DIFFERENCES",
+           "Difference"]
 
 Transcript = list[dict[str, Any]]
 
@@ -318,9 +318,6 @@ TEMPLATE_DIFFERENCES: dict[str, Difference] = {
         _docs_newest_first,
     ),
 }
-
-# The LangGraph projects of test_projects.py (issue 28), by name, as DIFFERENCES above.
-PROJECT_DIFFERENCES: dict[str, Difference] = {}
 
 # Scenarios graphrun does not pass yet, each with what is missing. The replay marks them
 # xfail(strict=True): the mark must go when the fix lands.
