@@ -25,7 +25,8 @@ from .executor import (
     stream_modes, wire_events,
 )
 from .held_updates import AfterReducers
-from .output_keys import OutputView, output_keys
+from .langgraph_graph import ENGINE_LANGGRAPH, engine_of
+from .output_keys import OutputViews
 from .records import now
 from .schemas import Run, Thread
 
@@ -128,9 +129,9 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     modes = stream_modes(run.kwargs)
     wanted = engine_modes(modes)
     engine = wanted if "values" in wanted else [*wanted, "values"]
-    keys = output_keys(graph)  # issue 31 item 12: None unless an output schema is set apart
-    view = OutputView(keys, value) if keys is not None else None
-    if view is not None and "updates" not in engine:
+    # issue 31 item 12: through the output schema where one is set apart (issue 28: subgraphs')
+    views = OutputViews(graph, value, subgraphs=options["subgraphs"])
+    if views.any and "updates" not in engine:
         engine = [*engine, "updates"]  # which steps wrote an output key
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
@@ -143,13 +144,16 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     # carries none; each interrupted task's own chunk carries its own.
     interrupts: list[Any] = []
     timeout = state.settings.run_timeout
-    held = AfterReducers()  # issue 31 item 15: message ids as the reducers set them
+    # issue 31 item 15: message ids as the reducers set them; not for LangGraph's runtime,
+    # whose updates the reference encodes before its reducers run (issue 28)
+    held = AfterReducers(hold=engine_of(graph) != ENGINE_LANGGRAPH)
 
     def take(item: Any) -> None:
         nonlocal last_values
         ns, mode = ((), item[0]) if not subgraphs else (item[0], item[1])
         send = True
-        if view is not None and not ns:
+        view = views.get(ns)
+        if view is not None:
             chunk, send = view.see(mode, item[-1])
             item = (*item[:-1], chunk)
         if mode == "values" and not ns:
@@ -208,10 +212,14 @@ async def resume_input(saver: Any, run: Run, value: Any) -> Any:
     return value
 
 
-async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool) -> Thread:
+async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool,
+                       run: Run | None = None) -> Thread:
     """Thread status, values and interrupts after a run ended (SPEC §3 rules); `others`: the
-    thread has another run pending or running (it stays busy)."""
+    thread has another run pending or running (it stays busy). `run`, the run that ended:
+    as the reference, the thread is named after that run's graph (a run queued behind, or
+    interrupting, one of another graph renames it when it ends) and read through it."""
     values, interrupts, has_next = outcome.values, {}, False
+    thread = _named_after(thread, run)
     graph_id = (thread.metadata or {}).get("graph_id")
     current = None
     if graph_id in state.settings.graphs:
@@ -242,6 +250,17 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
         thread, status=status, values=plain(values), interrupts=plain(interrupts),
         error=outcome.error, updated_at=stamp, state_updated_at=stamp,
     )
+
+
+def _named_after(thread: Thread, run: Run | None) -> Thread:
+    """The thread named after `run`'s graph (issue 28: multitask_interrupt; langgraph-api's
+    `set_joint_status` does it at every run's end)."""
+    graph_id = ((run.kwargs or {}).get("config") or {}).get("configurable", {}).get(
+        "graph_id") if run is not None else None
+    metadata = thread.metadata or {}
+    if graph_id is None or metadata.get("graph_id") == graph_id:
+        return thread
+    return with_(thread, metadata={**metadata, "graph_id": graph_id})
 
 
 async def _current_state(state: Any, graph_id: str, thread_id: str) -> Any:

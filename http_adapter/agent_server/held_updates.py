@@ -10,6 +10,10 @@ server encoded it at once, racing the step's end (a supervisor's handoff `ToolMe
 everything after it (the order stays), until the `values` chunk of its namespace (published once
 the reducers ran) makes the id deterministic. Updates whose messages all have ids, the usual
 case, pass at once.
+
+A graph LangGraph's runtime executes is not held (issue 28): that is the reference's runtime,
+whose server encodes each update as it comes, while LangGraph's loop waits before applying the
+step's writes, so the handoff `ToolMessage` shows `id: null` there, every time (recorded).
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ __all__ = ["AfterReducers"]
 class AfterReducers:
     """Engine stream items in, the same items out in the same order, some a little later."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, hold: bool = True) -> None:
+        self._hold = hold  # False: every item passes at once (LangGraph's runtime, issue 28)
         self._held: list[Any] = []
         self._waiting: set[tuple[str, ...]] = set()
 
     def feed(self, ns: tuple[str, ...], mode: str, item: Any) -> list[Any]:
         """The items ready to publish now (`item` among them unless held)."""
+        if not self._hold:
+            return [item]
         if mode == "updates" and _idless_message(item[-1]):
             self._waiting.add(ns)
         elif mode == "values":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["OutputView", "output_keys", "through_output"]
+__all__ = ["OutputView", "OutputViews", "output_keys", "through_output"]
 
 _INTERRUPT = "__interrupt__"
 
@@ -88,3 +88,50 @@ class OutputView:
         send = self.written or (isinstance(chunk, dict) and _INTERRUPT in chunk)
         self.written = False
         return through_output(mode, chunk, self.keys), send
+
+
+class OutputViews:
+    """A run's views by namespace: the root's, and with `subgraphs` one per subgraph whose
+    graph has an output schema of its own (issue 28: LangGraph streams a subgraph's `values`
+    through its output keys too, e.g. the template project's `polish`). A graph LangGraph's
+    runtime executes streams that way itself: only its root is viewed, as before."""
+
+    def __init__(self, graph: Any, value: Any, *, subgraphs: bool) -> None:
+        self._graph = graph
+        keys = output_keys(graph)
+        self._views: dict[tuple[str, ...], OutputView | None] = {
+            (): OutputView(keys, value) if keys is not None else None}
+        self._subgraphs = subgraphs and getattr(graph, "engine", None) != "langgraph"
+        self.any = keys is not None or (self._subgraphs and _outputs_below(graph))
+
+    def get(self, ns: tuple[str, ...]) -> OutputView | None:
+        if ns not in self._views:
+            sub = _subgraph(self._graph, ns) if self._subgraphs else None
+            keys = output_keys(sub) if sub is not None else None
+            # a subgraph's input is its parent's state: its first `values` always goes out
+            self._views[ns] = OutputView(keys, None) if keys is not None else None
+        return self._views[ns]
+
+
+def _nodes(graph: Any) -> dict[str, Any]:
+    return dict(getattr(getattr(graph, "builder", None), "nodes", None) or {})
+
+
+def _subgraph(graph: Any, ns: tuple[str, ...]) -> Any:
+    """The graph of namespace `ns` ("node:task-id" per level), None if not a subgraph node."""
+    for part in ns:
+        node = _nodes(graph).get(part.split(":", 1)[0])
+        graph = getattr(node, "action", None)
+        if getattr(graph, "builder", None) is None:
+            return None
+    return graph
+
+
+def _outputs_below(graph: Any, depth: int = 0) -> bool:
+    """Whether a subgraph node (at any depth) has an output schema of its own."""
+    for node in _nodes(graph).values():
+        sub = getattr(node, "action", None)
+        if getattr(sub, "builder", None) is not None and depth < 8 and (
+                output_keys(sub) is not None or _outputs_below(sub, depth + 1)):
+            return True
+    return False

@@ -252,7 +252,7 @@ class RunQueue:
             updated = with_(run, status=outcome.status, updated_at=now())
             thread = await records.get_thread(run.thread_id)
             threads = (
-                [await self._thread_after(thread, outcome, finished=run.run_id)]
+                [await self._thread_after(thread, outcome, finished=run.run_id, run=run)]
                 if thread is not None else []
             )
             await records.put_runs([updated], threads)
@@ -294,14 +294,15 @@ class RunQueue:
                 done.set()
 
     async def _thread_after(
-        self, thread: Thread, outcome: Outcome, finished: str | None = None
+        self, thread: Thread, outcome: Outcome, finished: str | None = None,
+        run: Run | None = None,
     ) -> Thread:
         """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
         others = any(
             r.status in ("pending", "running") and r.run_id != finished
             for r in await self.state.records.runs_of(thread.thread_id)
         )
-        return await thread_after(self.state, thread, outcome, others=others)
+        return await thread_after(self.state, thread, outcome, others=others, run=run)
 
     async def _rollback(self, run: Run) -> None:
         """Drop the run and the checkpoints it wrote: the thread is as before the run."""
@@ -311,7 +312,8 @@ class RunQueue:
         thread = await records.get_thread(run.thread_id)
         if thread is not None:
             await records.put_thread(
-                await self._thread_after(thread, cancelled("rollback"), finished=run.run_id)
+                await self._thread_after(thread, cancelled("rollback"), finished=run.run_id,
+                                         run=run)
             )
 
     # -- control --------------------------------------------------------------------------------

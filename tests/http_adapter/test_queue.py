@@ -84,6 +84,24 @@ def test_interrupt_strategy_interrupts_the_running_run(http: httpx.Client) -> No
     assert _run_status(http, thread_id, second["run_id"]) == "success"
 
 
+def test_a_run_names_its_thread_after_its_graph_when_it_ends(http: httpx.Client) -> None:
+    """Issue 28 (multitask_interrupt): a run created on a busy thread leaves the thread's name
+    as it is, but when it ends the thread is named after its graph, and read through it, as
+    the reference's `set_joint_status` does (the interrupted `agent` run's pending node is not
+    the thread's next step any more)."""
+    thread_id = _thread(http)
+    first = _start(http, thread_id, input={"x": 1, "sleep": 2.0})
+    wait_for(lambda: _run_status(http, thread_id, first["run_id"]) == "running")
+    second = _start(http, thread_id, assistant_id="chat", multitask_strategy="interrupt",
+                    input={"messages": [{"type": "human", "content": "hi"}]})
+    assert http.get(f"/threads/{thread_id}").json()["metadata"]["graph_id"] == "agent"
+    http.get(f"/threads/{thread_id}/runs/{second['run_id']}/join")
+    thread = http.get(f"/threads/{thread_id}").json()
+    assert thread["metadata"]["graph_id"] == "chat"
+    assert thread["status"] == "idle"
+    assert http.get(f"/threads/{thread_id}/state").json()["next"] == []
+
+
 def test_rollback_strategy_deletes_the_running_run_and_its_checkpoints(http: httpx.Client) -> None:
     thread_id = _thread(http)
     done = _start(http, thread_id, input={"x": 1})

@@ -440,7 +440,7 @@ class ClusterQueue:
         stamp = now()
         if active.action == "rollback":
             await drop_checkpoints(self.state.saver, run)
-            after = await self._thread_after(thread, outcome)
+            after = await self._thread_after(thread, outcome, run)
             if await self.ledger.finish_rollback(claim, after, stamp):
                 self._remember(run.run_id, outcome)  # its record is gone: `wait` answers here
                 self._closed(run.run_id)
@@ -449,7 +449,7 @@ class ClusterQueue:
             return True
         ended = with_(run, status=outcome.status, updated_at=stamp)
         if values or thread is None:
-            after = await self._thread_after(thread, outcome)
+            after = await self._thread_after(thread, outcome, run)
         else:
             after = with_(thread, status="error", error=outcome.error, updated_at=stamp)
         finished = await self.ledger.finish(claim, ended, _stored(outcome), after, stamp)
@@ -466,12 +466,14 @@ class ClusterQueue:
         if await self.ledger.state(run_id) is None:
             self._closed(run_id)
 
-    async def _thread_after(self, thread: Thread | None, outcome: Outcome) -> Thread | None:
+    async def _thread_after(self, thread: Thread | None, outcome: Outcome,
+                            run: Run | None = None) -> Thread | None:
         """The thread's record as if no other run were in flight (the ledger makes it busy
-        when one is, under the thread's row lock)."""
+        when one is, under the thread's row lock); `run`: the run that ended, whose graph
+        names the thread (issue 28)."""
         if thread is None:
             return None
-        return await thread_after(self.state, thread, outcome, others=False)
+        return await thread_after(self.state, thread, outcome, others=False, run=run)
 
     async def _ended(self, run: Run, outcome: Outcome) -> None:
         self._remember(run.run_id, outcome)

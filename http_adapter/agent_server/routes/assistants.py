@@ -35,6 +35,7 @@ from ..schemas import (
     AssistantVersionsSearch,
 )
 from ..langgraph_graph import LangGraphGraph
+from ..langgraph_schemas import entrypoint_schemas, langgraph_schemas
 from ..state import ServerState
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
@@ -420,7 +421,10 @@ def _context_schema(context: Any) -> dict[str, Any] | None:
 
 def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[str, Any]:
     """`input_schema`/`output_schema` are null unless they differ from the state schema (the
-    real server answers null for a graph built from one TypedDict)."""
+    real server answers null for a graph built from one TypedDict). A LangGraph-built graph
+    describes itself, as there (issue 28)."""
+    if isinstance(graph, LangGraphGraph):
+        return langgraph_schemas(graph.inner)
     builder = graph.builder
     state = builder.state_schema
 
@@ -445,14 +449,18 @@ def _schemas(graph: CompiledStateGraph, state_title: str, prefix: str) -> dict[s
         return None if {**own, "title": state_title} == state_json else own
 
     context_json = _context_schema(builder.context_schema)
+    # as the reference: a graph with a context schema describes it as its config too
+    # (issue 31 item 12: it came back empty)
+    contexts = {"config_schema": context_json or {}, "context_schema": context_json}
+    if hasattr(builder, "input_type"):  # functional API: as LangGraph describes it (issue 28)
+        described = entrypoint_schemas(graph.name, builder.input_type, builder.output_type)
+        if described is not None:
+            return {**described, **contexts}
     return {
         "input_schema": other(builder.input_schema, "input"),
         "output_schema": other(builder.output_schema, "output"),
         "state_schema": state_json,
-        # as the reference: a graph with a context schema describes it as its config too
-        # (issue 31 item 12: it came back empty)
-        "config_schema": context_json or {},
-        "context_schema": context_json,
+        **contexts,
     }
 
 

@@ -5,7 +5,8 @@
 Starts `langgraph dev` (langgraph-cli[inmem] in its own venv: --langgraph-cli, else
 $GRAPHRUN_PARITY_LANGGRAPH_CLI, else `langgraph` on PATH) on a copy of app/, runs the parity
 tests against it with --snapshot-update, and stops it; the template projects
-(test_templates.py) get a `langgraph dev` each. `--check` compares instead of writing:
+(test_templates.py) and the LangGraph projects (test_projects.py, issue 28) get a `langgraph dev`
+each. `--check` compares instead of writing:
 run it after a recording to see whether the reference itself is deterministic.
 """
 
@@ -34,9 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no `langgraph` executable: pass --langgraph-cli PATH")
     server = Server(langgraph=args.langgraph_cli)
     try:
-        # test_templates.py starts a reference per template project itself (issue 31)
+        # test_templates.py and test_projects.py start a reference per project themselves
+        # (issues 31, 28)
         command = [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:randomly",
-                   str(_HERE / "test_parity.py"), str(_HERE / "test_templates.py")]
+                   str(_HERE / "test_parity.py"), str(_HERE / "test_templates.py"),
+                   str(_HERE / "test_projects.py")]
         command += [] if args.check else ["--snapshot-update"]
         command += ["-k", args.k] if args.k else []
         env = {**os.environ, "PARITY_REFERENCE_URL": server.url,

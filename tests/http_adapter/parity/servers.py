@@ -21,10 +21,11 @@ APP = Path(__file__).resolve().parent / "app"
 _ROOT = APP.parents[3]
 
 
-def _storage(database_url: str | None, redis_url: str | None) -> list[str]:
-    """Nothing on disk, or PostgreSQL + Redis (issue 19 §11: the replay runs on both back ends)."""
+def _storage(database_url: str | None, redis_url: str | None, in_memory: bool) -> list[str]:
+    """Nothing on disk (or the SQLite file beside the copy), or PostgreSQL + Redis (issue 19
+    §11: the replay runs on both back ends)."""
     if database_url is None:
-        return ["--in-memory"]
+        return ["--in-memory"] if in_memory else []
     argv = ["--database-url", database_url, "--drain-grace", "1"]
     return argv + (["--redis-url", redis_url] if redis_url else [])
 
@@ -37,12 +38,14 @@ class Server:
     `graphrun dev --database-url ... --redis-url ...` when given those. `lib="langgraph"`:
     graphrun dev serves the app built with the real LangGraph (issue 28). `project` is the
     directory of the langgraph.json to serve (the parity app unless given), `extra` files
-    copied beside it.
+    copied beside it. Issue 28: `engine` is graphrun's `--engine`, `command` `dev` or `serve`,
+    and `in_memory=False` keeps the SQLite file (in the copy).
     """
 
     def __init__(self, langgraph: str | None = None, *, database_url: str | None = None,
                  redis_url: str | None = None, lib: str = "engine", project: Path = APP,
-                 extra: tuple[Path, ...] = ()) -> None:
+                 extra: tuple[Path, ...] = (), engine: str | None = None,
+                 command: str = "dev", in_memory: bool = True) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="parity-"))
         app = self.work / "app"
         shutil.copytree(project, app,
@@ -59,8 +62,10 @@ class Server:
         else:
             env["PARITY_LIB"] = lib
             env["PYTHONPATH"] = str(_ROOT)
-            argv = [sys.executable, "-m", "http_adapter.cli", "dev", "--port", str(port),
-                    "--log-level", "warning", *_storage(database_url, redis_url)]
+            argv = [sys.executable, "-m", "http_adapter.cli", command, "--port", str(port),
+                    "--log-level", "warning", *_storage(database_url, redis_url, in_memory)]
+            argv += ["--engine", engine] if engine else []
+            argv += ["--no-reload"] if command == "dev" else []  # as the reference's
         self.log = open(self.work / "server.log", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(argv, cwd=app, env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)

@@ -107,16 +107,15 @@ def test_scenario(name: str, parity_url: str, backend: str, snapshot: Any) -> No
 # A sample of the scenarios (the whole replay takes minutes): streams of every kind, interrupts
 # and resumes, forks, history, state with subgraphs, updates, errors, drawings, factories.
 LANGGRAPH_BUILT = (
-    "assistants_graph_xray", "assistants_subgraphs", "issue31_factories",
+    "assistants_graph_xray", "assistants_subgraphs", "issue31_factories", "multitask_interrupt",
     "runs_command_update_goto", "runs_fork_from_checkpoint", "runs_wait_interrupt_resume",
     "stream_debug_subgraphs", "stream_events_chat", "stream_interrupt_in_subgraph",
     "stream_messages_tuple_bound_model", "stream_multi_mode_subgraphs", "threads_error_status",
     "threads_history", "threads_state_subgraphs", "threads_update_state_then_resume",
 )
-# Left out, unresolved: multitask_interrupt. The `agent` run cancelled inside its sync node `a`
-# leaves `a` pending; the `router` run that interrupted it completes on the same thread, whose
-# metadata still names graph `agent`, so its state read through `agent` lists `a` as next
-# (`langgraph dev` lists none; graphrun's engine lists none either).
+# multitask_interrupt (issue 28): as the reference, the thread is named after the graph of the
+# run that ended last (`router`, which interrupted the `agent` run), and its state read through
+# that graph; read through `agent`, LangGraph lists the cancelled run's `a` as next.
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,7 @@ SCRIPT = [
         {"name": "lookup_weather", "args": {"city": "Oslo"}, "id": "call-1", "type": "tool_call"}]),
     AIMessage(content="Oslo is sunny today."),
     AIMessage(content="You are welcome."),
+    AIMessage(content="Then I will not look it up."),  # a fork that rejects the call (parity)
 ]
 
 agent = create_agent(
