@@ -23,6 +23,7 @@ import anyio.to_thread
 from checkpoints.base import RESUME, CheckpointTuple
 
 from . import _stream_v2 as _v2
+from ._bound import BoundGraph, merge_configs
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
 from ._subgraphs import SubgraphMethods
@@ -36,6 +37,7 @@ from ._plan import Plan
 from ._run import NULL_TASK_ID, Run
 from ._run_control import control_for
 from ._runtime_context import run_context
+from ._saver_check import ensure_saver
 from ._state_methods import StateMethods, latest_config
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -56,6 +58,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
     # which stream modes reach the caller while a step still runs (issue 17).
     run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
+    config: dict[str, Any] | None = None  # LangGraph's: set on the graph `with_config` returns
 
     def __init__(
         self,
@@ -68,6 +71,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
         name: str,
         debug: bool,
     ) -> None:
+        ensure_saver(checkpointer)  # issue 29: a TypeError at compile, as LangGraph
         self.plan = plan
         self.builder = builder
         self.checkpointer = checkpointer
@@ -566,29 +570,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
         )
 
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return _Bound(self, merge_config({**(config or {}), **kwargs}))
-
-
-class _Bound:
-    """A compiled graph with a default config (LangChain's `with_config`)."""
-
-    def __init__(self, graph: CompiledStateGraph, config: dict[str, Any]) -> None:
-        self._graph = graph
-        self._config = config
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._graph, name)
-        if name in ("invoke", "ainvoke", "stream", "astream", "batch", "abatch"):
-            return functools.partial(_with_default_config, attr, self._config)
-        return attr
-
-
-def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: Any = None, **kw: Any) -> Any:
-    merged = {**default, **(config or {})}
-    merged["configurable"] = {
-        **default.get("configurable", {}), **((config or {}).get("configurable") or {})
-    }
-    return fn(input, merged, **kw)
+        """This graph with `config` (and `kwargs`) under every call's config (issue 29)."""
+        return BoundGraph(self, merge_configs(config, kwargs))
 
 
 def _durability(value: str | None) -> str:
