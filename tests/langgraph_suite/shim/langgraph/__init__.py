@@ -41,6 +41,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.checkpoint.memory": ("checkpoints.memory", "checkpoints"),
     "langgraph.checkpoint.sqlite": ("checkpoints.sqlite",),
     "langgraph.checkpoint.serde.base": ("checkpoints.serde",),
+    "langgraph.checkpoint.serde.jsonplus": ("checkpoints.jsonplus",),  # issue 29
     "langgraph.store.base": ("checkpoints.store",),
     "langgraph.store.memory": ("checkpoints.store",),
     "langgraph.store.sqlite": ("checkpoints.store",),
