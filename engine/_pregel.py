@@ -12,6 +12,7 @@ import collections
 import contextlib
 import functools
 import queue
+import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -319,7 +320,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
                 mark_replay(run, saved)
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
-        if (run.parent is not None or run.config.get("callbacks") is not None) and wants_trace(run):
+        if (run.parent is not None or run.config.get("callbacks") is not None
+                or "langsmith" in sys.modules) and wants_trace(run):
             driver = with_graph_run(run, value, driver)  # issue 27: the graph's LangChain run
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle(run, driver, handlers)  # issue 29: interrupt/resume events
@@ -483,7 +485,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
-        if (run.parent is not None or run.config.get("callbacks") is not None) and wants_trace(run):
+        if (run.parent is not None or run.config.get("callbacks") is not None
+                or "langsmith" in sys.modules) and wants_trace(run):
             driver = with_graph_run_async(run, value, driver)  # issue 27
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle_async(run, driver, handlers)  # issue 29

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .._managed import RemainingSteps
 from .._messages import add_messages
 from ..types import Send
+from ..warnings import renamed
 from ._standalone import standalone_call
 from ._tool_node import ToolCallWithContext, ToolNode
 
@@ -254,6 +255,8 @@ class _Node:
 def _check_args(
     state_schema: Any, response_format: Any, version: str, extra: dict[str, Any]
 ) -> Any:
+    if "config_schema" in extra:  # issue 29: LangGraph's deprecation warning
+        renamed("config_schema", "context_schema", stacklevel=4)
     context_schema = extra.pop("config_schema", None)
     if extra:
         raise TypeError(f"create_react_agent() got unexpected keyword arguments: {extra}")
