@@ -73,6 +73,8 @@ class BoundGraph:
         return BoundGraph(self._graph, merge_configs(self.config, config, kwargs))
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_graph":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
         attr = getattr(self._graph, name)
         if name in _RUNS:
             return functools.partial(_run, attr, self.config)
