@@ -13,6 +13,7 @@ import dataclasses
 import typing
 from typing import Annotated, Any, get_args, get_origin
 
+from ._config_schema import ConfigSchemaMethods
 from ._managed import strip_required
 from ._runnable import RunnableMethods
 from ._schema import ROOT, _hints, _is_pydantic, _reducer_of, field_specs, is_root_schema, root_hint
@@ -140,7 +141,7 @@ def context_jsonschema(schema: Any) -> dict[str, Any] | None:
     )
 
 
-class SchemaMethods(RunnableMethods):  # a LangChain `Runnable` when it is loaded (issue 29)
+class SchemaMethods(ConfigSchemaMethods, RunnableMethods):  # a LangChain `Runnable` when it is loaded (issue 29)
     """LangGraph's schema methods of a compiled graph, read from its builder's schemas."""
 
     name: str

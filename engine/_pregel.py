@@ -12,6 +12,7 @@ import collections
 import contextlib
 import functools
 import queue
+import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from checkpoints.base import RESUME, CheckpointTuple
 
 from . import _stream_v2 as _v2
 from ._cache_clear import GraphCacheMethods
+from ._bound import BoundGraph, merge_configs
 from ._config import merge_config
 from ._jsonschema import SchemaMethods
 from ._subgraphs import SubgraphMethods
@@ -37,6 +39,7 @@ from ._plan import Plan
 from ._run import NULL_TASK_ID, Run
 from ._run_control import control_for
 from ._runtime_context import run_context
+from ._saver_check import ensure_saver
 from ._state_methods import StateMethods, latest_config
 from ._stream import Sink, normalize_modes, picker
 from ._tasks import drive_async, drive_sync, flush_async, flush_sync
@@ -57,6 +60,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
     # which stream modes reach the caller while a step still runs (issue 17).
     run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
+    config: dict[str, Any] | None = None  # LangGraph's: set on the graph `with_config` returns
 
     def __init__(
         self,
@@ -69,6 +73,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
         name: str,
         debug: bool,
     ) -> None:
+        ensure_saver(checkpointer)  # issue 29: a TypeError at compile, as LangGraph
         self.plan = plan
         self.builder = builder
         self.checkpointer = checkpointer
@@ -318,7 +323,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
                 mark_replay(run, saved)
                 saved = _without_answers(saved)
         driver = drive_sync(run, value, saved, live and run.parent is None, stop)
-        if (run.parent is not None or run.config.get("callbacks") is not None) and wants_trace(run):
+        if (run.parent is not None or run.config.get("callbacks") is not None
+                or "langsmith" in sys.modules) and wants_trace(run):
             driver = with_graph_run(run, value, driver)  # issue 27: the graph's LangChain run
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle(run, driver, handlers)  # issue 29: interrupt/resume events
@@ -482,7 +488,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
                 saved = _without_answers(saved)
         first = True
         driver = drive_async(run, value, saved, live and run.parent is None)
-        if (run.parent is not None or run.config.get("callbacks") is not None) and wants_trace(run):
+        if (run.parent is not None or run.config.get("callbacks") is not None
+                or "langsmith" in sys.modules) and wants_trace(run):
             driver = with_graph_run_async(run, value, driver)  # issue 27
         if run.parent is None and (handlers := graph_handlers(run.config)):
             driver = with_lifecycle_async(run, driver, handlers)  # issue 29
@@ -569,29 +576,8 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
         )
 
     def with_config(self, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return _Bound(self, merge_config({**(config or {}), **kwargs}))
-
-
-class _Bound:
-    """A compiled graph with a default config (LangChain's `with_config`)."""
-
-    def __init__(self, graph: CompiledStateGraph, config: dict[str, Any]) -> None:
-        self._graph = graph
-        self._config = config
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._graph, name)
-        if name in ("invoke", "ainvoke", "stream", "astream", "batch", "abatch"):
-            return functools.partial(_with_default_config, attr, self._config)
-        return attr
-
-
-def _with_default_config(fn: Any, default: dict[str, Any], input: Any, config: Any = None, **kw: Any) -> Any:
-    merged = {**default, **(config or {})}
-    merged["configurable"] = {
-        **default.get("configurable", {}), **((config or {}).get("configurable") or {})
-    }
-    return fn(input, merged, **kw)
+        """This graph with `config` (and `kwargs`) under every call's config (issue 29)."""
+        return BoundGraph(self, merge_configs(config, kwargs))
 
 
 def _durability(value: str | None) -> str:

@@ -7,6 +7,7 @@ No IO and no user code here. Write order does not depend on task finish order: e
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import itertools
 import time
@@ -16,6 +17,7 @@ from typing import Any
 from ._channels import MISSING, Channel
 from ._managed import managed_values
 from ._plan import TASKS, NodePlan, Plan
+from ._timeout import timeout_policy
 from .errors import is_invalid_resume
 from .types import Interrupt, Send
 
@@ -165,12 +167,19 @@ def prepare_tasks(
                 node = nodes.get(send.node) if isinstance(send, Send) else None
                 if node is None:
                     continue
+                if send.timeout is not None:
+                    node = _timed(node, send.timeout)
                 key = (checkpoint_id, ns, step, send.node, PUSH, index)
                 tasks.append(
                     # path as LangGraph shows it: (PUSH, index, False)
                     Task(None, node, send.arg, (PUSH, index, False), (PUSH,), ns, (1, index), key)
                 )
     return tasks
+
+
+def _timed(node: NodePlan, timeout: Any) -> NodePlan:
+    """The node as one Send runs it: the Send's own timeout over the node's (issue 29)."""
+    return dataclasses.replace(node, timeout=timeout_policy(timeout, node.is_async, node.name))
 
 
 def _triggered(plan: Plan, candidates: Iterable[str]) -> tuple[tuple[str, ...], bool]:

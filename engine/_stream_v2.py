@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .types import Interrupt
+from .warnings import LangGraphDeprecatedSinceV11
 
 if TYPE_CHECKING:
     from ._pregel import CompiledStateGraph
@@ -36,7 +37,7 @@ class GraphOutput(Generic[OutputT]):
     """What `invoke(..., version="v2")` returns: the output and the interrupts apart.
 
     Item access (`result["key"]`, `"__interrupt__" in result`) still works for code written
-    against v1's dict, with a `DeprecationWarning`, as LangGraph does.
+    against v1's dict, with LangGraph's deprecation warning.
     """
 
     value: OutputT
@@ -66,7 +67,7 @@ def _warn_item_access(form: str) -> None:
     warnings.warn(
         f"Accessing GraphOutput via `{form}` is deprecated: use `.value` for the output and "
         "`.interrupts` for the interrupts.",
-        DeprecationWarning,
+        LangGraphDeprecatedSinceV11,  # issue 29: LangGraph's class, so its filters apply
         stacklevel=3,
     )
 

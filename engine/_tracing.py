@@ -30,8 +30,35 @@ def wants_trace(run: Run) -> bool:
     if "langchain_core" not in sys.modules:
         return False
     if run.parent is None:
-        return bool(run.config.get("callbacks"))
+        return bool(run.config.get("callbacks")) or _langsmith_enabled()
     return run.parent.trace is not None
+
+
+def _langsmith_enabled() -> bool:
+    """LangSmith tracing switched on (`tracing_context(enabled=True)`, `LANGSMITH_TRACING`):
+    LangChain then adds its tracer to the run's callbacks, as under LangGraph (issue 29)."""
+    if "langsmith" not in sys.modules:
+        return False
+    from langsmith.utils import tracing_is_enabled
+
+    return bool(tracing_is_enabled())
+
+
+def _run_tree_of(children: Any) -> Any:
+    """`langsmith.get_current_run_tree()` inside the node: its run, as LangChain's tracer
+    recorded it (a context manager; a null one without a LangChain tracer)."""
+    import contextlib
+
+    if "langchain_core.tracers.langchain" in sys.modules:
+        from langchain_core.tracers.langchain import LangChainTracer
+        from langsmith import tracing_context
+
+        for handler in children.handlers:
+            if isinstance(handler, LangChainTracer):
+                tree = handler.run_map.get(str(children.parent_run_id))
+                if tree is not None:
+                    return tracing_context(parent=tree)
+    return contextlib.nullcontext()
 
 
 def start_graph(run: Run, value: Any) -> None:
@@ -210,7 +237,8 @@ def _enter(scope: TaskScope) -> tuple[_NodeRun, Any]:
 def traced_call(callee: Callee, value: Any, scope: TaskScope) -> Any:
     node_run, token = _enter(scope)
     try:
-        output = callee.plain_call(value, scope)
+        with _run_tree_of(node_run.children):
+            output = callee.plain_call(value, scope)
     except BaseException as error:
         node_run.end(None, error)
         raise
@@ -223,7 +251,8 @@ def traced_call(callee: Callee, value: Any, scope: TaskScope) -> Any:
 async def traced_acall(callee: Callee, value: Any, scope: TaskScope) -> Any:
     node_run, token = _enter(scope)
     try:
-        output = await callee.plain_acall(value, scope)
+        with _run_tree_of(node_run.children):
+            output = await callee.plain_acall(value, scope)
     except BaseException as error:
         node_run.end(None, error)
         raise

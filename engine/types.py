@@ -61,9 +61,20 @@ class Send:
 
     node: str
     arg: Any
+    # issue 29: this pushed task's own TimeoutPolicy (a number is a `run_timeout`), else the
+    # target node's
+    timeout: TimeoutPolicy | None = dataclasses.field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.timeout is not None:
+            self.timeout = TimeoutPolicy.coerce(self.timeout)
 
     def __hash__(self) -> int:
         return hash(self.node)
+
+    def __repr__(self) -> str:
+        timeout = "" if self.timeout is None else f", timeout={self.timeout!r}"
+        return f"Send(node={self.node!r}, arg={self.arg!r}{timeout})"
 
 
 @dataclasses.dataclass(slots=True)
@@ -122,6 +133,13 @@ class Interrupt:
             f"Interrupt(value={self.value!r}, id={self.id!r}, "
             f"response_schema={self.response_schema!r})"
         )
+
+    @classmethod
+    def from_ns(cls, value: Any, ns: str, *, response_schema: Any = None) -> Interrupt:
+        """The interrupt a task with checkpoint namespace `ns` raised first (issue 29)."""
+        from ._context import interrupt_id
+
+        return cls(value, id=interrupt_id(ns, 0), response_schema=response_schema)
 
     @property
     def interrupt_id(self) -> str:
@@ -333,3 +351,9 @@ from ._stream_parts import (  # noqa: E402
     ValuesStreamPart,
 )
 from ._stream_v2 import GraphOutput  # noqa: E402
+
+# issue 29: a strict checkpoint serializer (`JsonPlusSerializer(allowed_msgpack_modules=None)`)
+# still rebuilds the engine's own value types
+from checkpoints.jsonplus import register_safe_types  # noqa: E402
+
+register_safe_types(Send, Interrupt, Command, Overwrite, TimeoutPolicy, StateSnapshot, PregelTask)

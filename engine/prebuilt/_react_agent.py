@@ -23,7 +23,7 @@ from typing_extensions import TypedDict, deprecated  # pydantic needs it on Pyth
 from .._managed import RemainingSteps
 from .._messages import add_messages
 from ..types import Send
-from ..warnings import LangGraphDeprecatedSinceV10
+from ..warnings import LangGraphDeprecatedSinceV10, renamed
 from ._standalone import standalone_call
 from ._tool_node import ToolCallWithContext, ToolNode
 
@@ -261,6 +261,8 @@ class _Node:
 def _check_args(
     state_schema: Any, response_format: Any, version: str, extra: dict[str, Any]
 ) -> Any:
+    if "config_schema" in extra:  # issue 29: LangGraph's deprecation warning
+        renamed("config_schema", "context_schema", stacklevel=4)
     context_schema = extra.pop("config_schema", None)
     if extra:
         raise TypeError(f"create_react_agent() got unexpected keyword arguments: {extra}")

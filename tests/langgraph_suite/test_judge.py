@@ -104,6 +104,8 @@ def test_placeholder_records_use_not_import() -> None:
 
         class Sub(placeholder):  # type: ignore[misc,valid-type]
             pass
+    with pytest.raises(record.ShimMissingName):  # issue 29: `int(DEFAULT_RECURSION_LIMIT)`
+        int(placeholder)
 
     assert record.TOUCHED == {"tests/test_x.py::test_y": {("internal", "langgraph.pregel.Pregel")}}
 

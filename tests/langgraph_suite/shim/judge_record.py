@@ -58,3 +58,4 @@ class Placeholder:
     __hash__ = __eq__ = __ne__ = __lt__ = __gt__ = _touch  # type: ignore[assignment]
     __iter__ = __getitem__ = __contains__ = __len__ = __bool__ = _touch
     __str__ = __format__ = __setattr__ = __add__ = _touch  # type: ignore[assignment]
+    __int__ = __index__ = __float__ = _touch  # `int(X)` is a use too (it raised TypeError unrecorded)

@@ -32,7 +32,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.func": ("engine",),
     "langgraph.config": ("engine",),
     "langgraph.errors": ("engine.errors", "engine"),
-    "langgraph.constants": ("engine.types",),
+    "langgraph.constants": ("engine.constants", "engine.types"),
     "langgraph.runtime": ("engine.runtime", "engine"),
     "langgraph.callbacks": ("engine.callbacks",),
     "langgraph.warnings": ("engine.warnings",),
@@ -41,6 +41,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "langgraph.checkpoint.memory": ("checkpoints.memory", "checkpoints"),
     "langgraph.checkpoint.sqlite": ("checkpoints.sqlite",),
     "langgraph.checkpoint.serde.base": ("checkpoints.serde",),
+    "langgraph.checkpoint.serde.jsonplus": ("checkpoints.jsonplus",),  # issue 29
     "langgraph.store.base": ("checkpoints.store",),
     "langgraph.store.memory": ("checkpoints.store",),
     "langgraph.store.sqlite": ("checkpoints.store",),
@@ -64,6 +65,10 @@ RENAMES: dict[str, dict[str, tuple[str, str]]] = {
     "langgraph.checkpoint.serde.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
     # issue 29: a stream transformer; graphrun keeps it with the others
     "langgraph.prebuilt": {"ToolCallTransformer": ("engine.stream", "ToolCallTransformer")},
+    # issue 29: LangGraph keeps its default limit (an int) in a private module, graphrun publicly
+    "langgraph._internal._config": {
+        "DEFAULT_RECURSION_LIMIT": ("engine.constants", "DEFAULT_RECURSION_LIMIT"),
+    },
 }
 
 #: Pure typing aliases LangGraph defines and graphrun has no object for (no behaviour).
@@ -101,10 +106,23 @@ def _lookup(shim_name: str, attr: str) -> Any:
     return judge_record.Placeholder(kind, f"{shim_name}.{attr}")
 
 
+def _imported(source: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(source)
+    except ImportError:  # engine.prebuilt without langchain-core
+        return None
+
+
 def _module_getattr(shim_name: str) -> Any:
     def __getattr__(attr: str) -> Any:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
+        for source in SOURCES.get(shim_name, ()):
+            # a name graphrun still serves with LangGraph's deprecation warning: fetched on
+            # every import (not cached), so each import warns as LangGraph's does (issue 29)
+            module = sys.modules.get(source) or _imported(source)
+            if attr in getattr(module, "__deprecated__", ()):
+                return getattr(module, attr)
         value = _lookup(shim_name, attr)
         setattr(sys.modules[shim_name], attr, value)
         return value
