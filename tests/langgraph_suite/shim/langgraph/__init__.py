@@ -65,10 +65,6 @@ RENAMES: dict[str, dict[str, tuple[str, str]]] = {
     "langgraph.checkpoint.serde.base": {"SerializerProtocol": ("checkpoints.serde", "Serializer")},
     # issue 29: a stream transformer; graphrun keeps it with the others
     "langgraph.prebuilt": {"ToolCallTransformer": ("engine.stream", "ToolCallTransformer")},
-    # issue 29: LangGraph keeps its default limit (an int) in a private module, graphrun publicly
-    "langgraph._internal._config": {
-        "DEFAULT_RECURSION_LIMIT": ("engine.constants", "DEFAULT_RECURSION_LIMIT"),
-    },
 }
 
 #: Pure typing aliases LangGraph defines and graphrun has no object for (no behaviour).
