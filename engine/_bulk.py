@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._run import Run, snapshot_tasks
-from ._state import _last_node
+from ._state import UPDATE, _last_node, still_pending
 from ._step import PULL, Task, apply_writes, task_id
 from .errors import InvalidUpdateError
 from .types import END, START, Command, StateUpdate
@@ -153,7 +153,7 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
         tid = tid or (upcoming[name].pop(0) if upcoming.get(name) else None) or task_id(
             run.checkpoint_id or "", run.ns, run.step, name, PULL, index
         )
-        task = Task(tid, node, None, (PULL, name), node.triggers, run.ns, (0, index))
+        task = Task(tid, node, None, (UPDATE, index), node.triggers, run.ns, (0, index))
         if isinstance(values, Command):
             task.writes = plan.command_writes(values)
         else:
@@ -165,7 +165,9 @@ def _as_nodes(run: Run, updates: list[tuple[str, Any, str | None]]) -> None:
         tasks.append(task)
         if run.checkpoint_id is not None:  # history shows them as its task's result (issue 27)
             run._put_writes(task, list(task.writes))
-    run.updated = apply_writes(run.channels, run.versions, tasks, run.updated, run.dirty)
+    before = run.updated
+    run.updated = apply_writes(run.channels, run.versions, tasks, before, run.dirty)
+    run.updated = still_pending(run, before, run.updated)
     # updates credit no node: a later one without `as_node` goes to the node that ran last
     run.pending = []
     run._checkpoint("update")

@@ -264,6 +264,46 @@ class NamedBarrier(Channel):
         return NamedBarrier(self.key, self.names)
 
 
+class DeferredBarrier(NamedBarrier):
+    """Join edge `[a, b] -> c` into a `defer=True` node: once every source wrote, it still
+    waits until the run has nothing else to do (as LangGraph's; issue 27)."""
+
+    __slots__ = ("finished",)
+
+    def __init__(self, key: str, names: frozenset[str]) -> None:
+        super().__init__(key, names)
+        self.finished = False
+
+    def is_available(self) -> bool:
+        return self.finished and self.value == self.names
+
+    def finish(self) -> bool:
+        if not self.finished and self.value == self.names:
+            self.finished = True
+            return True
+        return False
+
+    def checkpoint(self) -> Any:
+        return (sorted(self.value), self.finished) if self.value else MISSING
+
+    def restore(self, value: Any) -> None:
+        if value is MISSING:
+            self.value, self.finished = set(), False
+        elif isinstance(value, (set, frozenset)):  # a live value (`preview`)
+            self.value = set(value)
+        else:
+            self.value, self.finished = set(value[0]), bool(value[1])
+
+    def consume(self) -> bool:
+        if self.finished and self.value == self.names:
+            self.value, self.finished = set(), False
+            return True
+        return False
+
+    def fresh(self) -> Channel:
+        return DeferredBarrier(self.key, self.names)
+
+
 class Deferred(Channel):
     """Trigger of a `defer=True` node: holds writes until the run has nothing else to do."""
 

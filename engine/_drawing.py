@@ -17,6 +17,7 @@ import typing
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._drawing_json import node_json
 from ._drawing_render import as_langchain, bare_mermaid, need_langchain
 from ._plan import branch_channel
 from ._step import PULL, Task, apply_writes
@@ -69,13 +70,12 @@ class DrawableGraph:
     edges: list[Edge]
     metadata: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """LangChain's `Graph.to_json` shape (a node's data holds its name only)."""
+    def to_json(self, *, with_schemas: bool = False) -> dict[str, Any]:
+        """LangChain's `Graph.to_json` shape, as LangGraph's drawing gives it: each node's
+        data names its runnable's class and the node (`_drawing_json`, issue 27)."""
         nodes = []
         for node, data in self.nodes.items():
-            item: dict[str, Any] = {"id": node}
-            if data is not None:
-                item.update(type="runnable", data=data)
+            item: dict[str, Any] = {"id": node, **node_json(node, data)}
             if self.metadata.get(node):
                 item["metadata"] = self.metadata[node]
             nodes.append(item)
@@ -328,8 +328,8 @@ def _discover(graph: CompiledStateGraph) -> tuple[set[Any], list[str], set[str]]
     edges: set[Any] = set()
     sources: dict[str, set[Any]] = {}
     step_sources: dict[str, set[Any]] = {}
-    for _ in range(_LIMIT):
-        if not tasks:
+    for _ in range(-1, _LIMIT):  # as LangGraph's loop: steps -1 to 249, so a cycle's last
+        if not tasks:  # step (which draws its `__end__` edge) is the same node
             break
         step_sources = {}
         for name in tasks:

@@ -11,7 +11,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._channels import Channel, Deferred, Ephemeral, LastValue, NamedBarrier, Topic
+from ._channels import (
+    Channel, Deferred, DeferredBarrier, Ephemeral, LastValue, NamedBarrier, Topic,
+)
 from ._node import Callee
 from ._schema import ROOT, channels_for, field_specs, object_to_dict, reader_for, schema_managed
 from ._timeout import timeout_policy
@@ -115,6 +117,7 @@ class Plan:
         default_factory=dict
     )
     root: bool = False  # the state is one value under `ROOT`, not keys (issue 29)
+    deferred: tuple[str, ...] = ()  # the triggers of `defer=True` nodes (`_defer`, issue 27)
 
     def new_channels(self) -> dict[str, Channel]:
         return {name: channel.fresh() for name, channel in self.channels.items()}
@@ -197,10 +200,13 @@ def build_plan(
         )
     }
     groups: dict[tuple[int, tuple[str, ...]], int] = {}
+    # a node typed with no schema of its own reads the state schema's keys, not the keys
+    # only the input or output schema adds (as LangGraph; issue 27)
+    state_reads = tuple(field_specs(graph.state_schema)) or state_keys
     for index, spec in enumerate(graph.nodes.values(), start=1):
         callee = Callee(spec.action, spec.name)
         schema = spec.input_schema or graph.state_schema
-        reads = tuple(field_specs(schema)) if spec.input_schema else state_keys
+        reads = tuple(field_specs(schema)) if spec.input_schema else state_reads
         group = groups.setdefault((id(schema), reads), len(groups))
         retry = spec.retry_policy
         branches = _branches(graph.branches.get(spec.name, {}), state_reader, state_managed)
@@ -254,6 +260,9 @@ def build_plan(
         has_dual=any(n.callee is not None and n.callee.afn is not None for n in nodes.values()),
         route_writes={name: (branch_channel(name), None) for name in nodes if name != START},
         root=state_keys == (ROOT,),
+        deferred=tuple(
+            k for k, ch in channels.items() if isinstance(ch, (Deferred, DeferredBarrier))
+        ),
     )
 
 
@@ -271,7 +280,8 @@ def _edge_tables(
         if dst == END:
             continue
         key = f"join:{'+'.join(starts)}:{dst}"
-        channels[key] = NamedBarrier(key, frozenset(starts))
+        deferred = dst in graph.nodes and graph.nodes[dst].defer  # waits for the end too
+        channels[key] = (DeferredBarrier if deferred else NamedBarrier)(key, frozenset(starts))
         join_triggers.setdefault(dst, []).append(key)
         for src in starts:
             edge_writes.setdefault(src, []).append((key, src))

@@ -93,6 +93,12 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
     def nodes(self) -> dict[str, Any]:
         return dict(self.builder.nodes)
 
+    @property
+    def channels(self) -> dict[str, Any]:
+        """The compiled channels by name (state keys, edges, joins), as LangGraph's
+        `graph.channels` (issue 27)."""
+        return dict(self.plan.channels)
+
     # -- run setup ------------------------------------------------------------------------------
 
     def _saver_for(self, parent: Run | None) -> Any:

@@ -24,6 +24,7 @@ from checkpoints.base import (
 from ._channels import MISSING, Channel
 from ._config import DEFAULT_RECURSION_LIMIT
 from ._context import NOTHING
+from ._defer import finish_deferred
 from ._events import Events
 from ._metadata import (
     NOT_METADATA, caller_metadata, event_config, root_metadata, task_event_metadata, task_state,
@@ -543,6 +544,8 @@ class Run:
         self.pending = []
         self.step_open = False
         self.updated = apply_writes(self.channels, self.versions, tasks, self.updated, self.dirty)
+        if self.plan.deferred:  # finished before the checkpoint, as LangGraph (issue 27)
+            self.updated = finish_deferred(self, self.updated)
         step = self.step
         self.seen[LAST_TASKS] = (
             {tasks[0].name: step} if len(tasks) == 1 else {t.name: step for t in tasks}

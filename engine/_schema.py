@@ -55,10 +55,25 @@ def _hints(schema: Any) -> dict[str, Any]:
 def _reducer_of(hint: Any) -> Callable[[Any, Any], Any] | None:
     if get_origin(hint) is not Annotated:
         return None
+    _check_last(hint.__metadata__[-1])
     for meta in reversed(hint.__metadata__):
         if callable(meta) and not isinstance(meta, type) and _takes_two(meta):
             return meta
     return None
+
+
+def _check_last(meta: Any) -> None:
+    """A function last in `Annotated[...]` is the key's reducer: one without exactly two
+    positional parameters is an error when the schema is read, as in LangGraph (issue 27)."""
+    if not callable(meta) or isinstance(meta, type):
+        return
+    try:
+        sig = inspect.signature(meta)
+    except (TypeError, ValueError):  # builtins such as operator.add
+        return
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if sum(p.kind in kinds for p in sig.parameters.values()) != 2:
+        raise ValueError(f"Invalid reducer signature. Expected (a, b) -> c. Got {sig}")
 
 
 def _takes_two(fn: Callable[..., Any]) -> bool:

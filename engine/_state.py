@@ -10,7 +10,9 @@ from ._step import PULL, PUSH, Task, apply_writes, task_id
 from .errors import InvalidUpdateError
 from .types import START, Command
 
-__all__ = ["update_state_run"]
+__all__ = ["UPDATE", "still_pending", "update_state_run"]
+
+UPDATE = "__interrupt__"  # the path of an update's task, as LangGraph's (not a pulled node)
 
 
 def _last_node(run: Run) -> str:
@@ -48,7 +50,8 @@ def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bo
         raise InvalidUpdateError(f"Node {name} does not exist")
     tid = _update_task_id(run, name)
     run.step = (run.step if run.checkpoint_id is not None else -1) + 1
-    task = Task(tid, node, None, (PULL, name), node.triggers, run.ns, (0, name))
+    # an update's task consumes no trigger: a join or deferred target next stays next (issue 27)
+    task = Task(tid, node, None, (UPDATE, 0), node.triggers, run.ns, (0, name))
     if isinstance(values, Command):
         task.writes = plan.command_writes(values)
     elif node.writer is not None:  # an entrypoint: the value is its return (issue 17)
@@ -59,10 +62,26 @@ def update_state_run(run: Run, values: Any, as_node: str | None, keep_writes: bo
     for branch in node.branches:
         result = router_result(branch.router, _local_state(run, task, branch))
         task.writes.extend(_route_writes(run, branch, result))
-    run.updated = apply_writes(run.channels, run.versions, [task], run.updated, run.dirty)
+    before = run.updated
+    run.updated = apply_writes(run.channels, run.versions, [task], before, run.dirty)
+    run.updated = still_pending(run, before, run.updated)
     # an update credits no node: the next update without `as_node` goes to the node that ran
     # last, as LangGraph's versions_seen rule (issue 17)
     run.pending = []
     if keep_writes and run.checkpoint_id is not None:
         run._put_writes(tid, [w for w in task.writes if w[0] != PUSH])
     run._checkpoint("update")
+
+
+def still_pending(run: Run, before: list[str] | None, updated: list[str]) -> list[str] | None:
+    """The channels the next step looks at after an update: those it changed, and the
+    triggers of the step it replaced still waiting (a complete join barrier the update did
+    not consume), so their nodes stay next (as LangGraph's; issue 27)."""
+    if before is None:
+        return None  # every node is looked at
+    kept = [
+        name for name in before
+        if name not in updated and not run.channels[name].ephemeral
+        and run.channels[name].is_available()
+    ]
+    return updated + kept if kept else updated

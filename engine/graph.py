@@ -139,6 +139,12 @@ class StateGraph(Generic[StateT]):
         return {schema: field_specs(schema) for schema in dict.fromkeys(found)}
 
     @property
+    def managed(self) -> dict[str, Any]:
+        """The state's managed keys (`RemainingSteps`, ...) by name, as LangGraph's
+        `builder.managed` (issue 27)."""
+        return dict(schema_managed(self.state_schema))
+
+    @property
     def channels(self) -> dict[str, Any]:
         """The state's channels by key, as LangGraph's `builder.channels` (issue 29)."""
         from ._schema import channels_for
@@ -403,8 +409,9 @@ def _annotated_input(action: Any, state_schema: Any) -> Any:
     """A node typed `def node(state: Private)` reads `Private`'s keys (LangGraph infers it)."""
     if not callable(action) or isinstance(action, type):
         return None
-    try:
-        hints = typing.get_type_hints(action)
+    plain = inspect.isfunction(action) or inspect.ismethod(action)
+    try:  # a callable object's hints are its `__call__`'s (as LangGraph; issue 27)
+        hints = typing.get_type_hints(action if plain else type(action).__call__)
         first = next(iter(inspect.signature(action).parameters), None)
     except Exception:  # unresolvable annotations: read the whole state
         return None

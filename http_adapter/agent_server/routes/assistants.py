@@ -284,7 +284,16 @@ async def get_graph(request: Request) -> Response:
     xray = _xray(request)
     graph = await st.graph(assistant.graph_id)
     # LangGraph's drawing (subgraph nodes inlined to `xray` depth), in its JSON shape
-    return json_response(graph.get_graph(xray=xray).to_json())
+    return json_response(_wire_drawing(graph.get_graph(xray=xray).to_json()))
+
+
+def _wire_drawing(drawn: dict[str, Any]) -> dict[str, Any]:
+    """The drawing as `langgraph dev` sends it: a node's data keeps its name, not the class
+    path `to_json` gives (recorded, tests/http_adapter/parity; issue 27)."""
+    for node in drawn.get("nodes", ()):
+        if isinstance(node.get("data"), dict):
+            node["data"].pop("id", None)
+    return drawn
 
 
 # -- schemas --------------------------------------------------------------------------------------------

@@ -658,13 +658,9 @@ def more_cancel_sync_step(lib: Any) -> list[Any]:
 
 
 def _drawn(graph: Any, xray: Any) -> Any:
-    """`get_graph(xray=...).to_json()` with each node's data reduced to its name (LangGraph's
-    data also names the runnable's class path: a difference in docs/differences.md)."""
-    out = graph.get_graph(xray=xray).to_json()
-    for node in out["nodes"]:
-        if isinstance(node.get("data"), dict):
-            node["data"] = {"name": node["data"]["name"]}
-    return out
+    """`get_graph(xray=...).to_json()`, each node's data naming its runnable's class path as
+    LangGraph's does (issue 27)."""
+    return graph.get_graph(xray=xray).to_json()
 
 
 def _shapes(lib: Any) -> Any:
