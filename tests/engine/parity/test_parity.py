@@ -20,6 +20,7 @@ from . import scenarios_runtime  # noqa: F401  (issue 29)
 from . import scenarios_pregel  # noqa: F401  (issues 27, 29)
 from . import scenarios_stream  # noqa: F401  (issue 29)
 from . import scenarios_runnable  # noqa: F401  (issue 29)
+from . import scenarios_pregelrun  # noqa: F401  (issue 27)
 from .harness import as_graphrun, first_difference, load_lib
 from .scenarios import SCENARIOS
 
