@@ -30,7 +30,7 @@ from ._run import Outcome, Run, pending_by_task
 from ._step import PUSH, Task, task_id
 from ._stream import task_result_payload
 from ._timeout import timeout_policy
-from .errors import GraphInterrupt
+from .errors import GraphBubbleUp, GraphInterrupt
 from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
 from .warnings import renamed
 
@@ -409,6 +409,9 @@ def own_calls() -> Iterator[None]:
     try:
         yield
         failed = False
+    except GraphBubbleUp:
+        failed = False  # an interrupt lets the calls started finish, as LangGraph's (issue 27)
+        raise
     finally:
         _started.reset(token)
         for future in started:

@@ -165,6 +165,10 @@ def _call_sync(run: Run, task: Task) -> None:
             if events is not None:
                 events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
+    except GraphBubbleUp:
+        if scope.children is not None:  # an interrupt lets its calls finish (issue 27)
+            close_children(scope, False)
+        raise
     finally:
         if scope.children is not None:
             close_children(scope, True)
@@ -279,6 +283,10 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             task.writes.extend(_route_writes(run, branch, result))
     except asyncio.CancelledError as error:  # raised by the node itself: it failed (issue 29)
         raise node_cancelled(task, error) from error
+    except GraphBubbleUp:
+        if scope.children is not None:  # an interrupt lets its calls finish (issue 27)
+            await aclose_children(scope, False)
+        raise
     finally:
         if scope.children is not None:
             await aclose_children(scope, True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import time
+from collections import Counter
 from typing import Annotated, Any, TypedDict
 from unittest import mock
 
@@ -16,6 +18,10 @@ from .scenarios import cfg, scenario
 
 class Msgs(TypedDict):
     messages: Annotated[list[str], operator.add]
+
+
+class Out(TypedDict):
+    out: Any
 
 
 def _say(name: str) -> Any:
@@ -87,4 +93,85 @@ def mock_node_in_async_run(lib: Any) -> list[Any]:
 
     asyncio.run(run())
     t.add("calls", add_one.call_count)
+    return t.items
+
+
+def _ask_twice(lib: Any, calls: Counter, is_async: bool) -> tuple[Any, Any]:
+    """Two `@task`s that interrupt; the second one only after a pause (still running when the
+    first one's interrupt reaches their caller)."""
+    def ask_a() -> None:
+        calls["a"] += 1
+        lib.interrupt("A")
+
+    def ask_b() -> Any:
+        calls["b"] += 1
+        time.sleep(0.02)
+        calls["b past its pause"] += 1
+        return lib.interrupt("B")
+
+    async def aask_a() -> None:
+        ask_a()
+
+    async def aask_b() -> Any:
+        calls["b"] += 1
+        await asyncio.sleep(0.02)
+        calls["b past its pause"] += 1
+        return lib.interrupt("B")
+
+    if is_async:
+        return lib.task(name="ask_a")(aask_a), lib.task(name="ask_b")(aask_b)
+    return lib.task(ask_a), lib.task(ask_b)
+
+
+def _answer_each(
+    t: Transcript, lib: Any, graph: Any, first: Any, calls: Counter, is_async: bool = False
+) -> None:
+    """Run, then answer A, then B, recording the result and the calls made after each."""
+    config = cfg("1")
+
+    def run(value: Any) -> Any:
+        if is_async:
+            return asyncio.run(graph.ainvoke(value, config))
+        return graph.invoke(value, config)
+
+    t.add("first", (run(first), dict(calls)))
+    for value, answer in (("A", "x"), ("B", "y")):
+        found = [i for i in graph.get_state(config).interrupts if i.value == value]
+        t.add(f"pending {value}", found)
+        t.add(f"answer {value}", (run(lib.Command(resume={found[0].id: answer})), dict(calls)))
+
+
+@scenario
+def interrupted_call_lets_siblings_finish(lib: Any) -> list[Any]:
+    """A `@task` call's interrupt reaching its caller (an entrypoint, sync or async, or a
+    graph's node) lets the calls it started finish: their interrupts are saved, a call that
+    finished with None is not run again on resume, one still interrupted is."""
+    t = Transcript()
+    calls: Counter = Counter()
+
+    ask_a, ask_b = _ask_twice(lib, calls, is_async=False)
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    def flow(_: Any) -> list[Any]:
+        a, b = ask_a(), ask_b()
+        return [a.result(), b.result()]
+
+    _answer_each(t, lib, flow, 1, calls)
+    calls.clear()
+    aask_a, aask_b = _ask_twice(lib, calls, is_async=True)
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    async def aflow(_: Any) -> list[Any]:
+        a, b = aask_a(), aask_b()
+        return [await a, await b]
+
+    _answer_each(t, lib, aflow, 1, calls, is_async=True)
+    calls.clear()
+
+    def node(state: Out) -> dict[str, Any]:
+        a, b = ask_a(), ask_b()
+        return {"out": [a.result(), b.result()]}
+
+    g = lib.StateGraph(Out).add_node("node", node).add_edge(lib.START, "node")
+    _answer_each(t, lib, g.compile(checkpointer=lib.InMemorySaver()), {"out": None}, calls)
     return t.items
