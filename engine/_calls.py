@@ -148,7 +148,7 @@ class TaskFunction:
         if not callable(func):
             raise TypeError(f"@task needs a function, got {type(func).__name__}")
         self.func = func
-        self.name = name or getattr(func, "__name__", type(func).__name__)
+        self.name = name or _task_name(func)
         callee = Callee(_task_callable(func), self.name)
         retry = retry_policy
         self.node = NodePlan(
@@ -191,6 +191,15 @@ class TaskFunction:
             return _resolved(_result_of(done), in_async)
         call.resume = list(resume)
         return _start_async(run, call) if in_async else _start_sync(run, call)
+
+
+def _task_name(func: Callable[..., Any]) -> str:
+    """An unnamed task's name, as LangGraph's: the function's, a partial's function's (issue
+    27), else the callable's class."""
+    found = getattr(func, "__name__", None)
+    if found is None and isinstance(func, functools.partial):
+        found = getattr(func.func, "__name__", None)
+    return found or type(func).__name__
 
 
 _PROMOTING = threading.Lock()

@@ -6,6 +6,7 @@ timed out. Registered into `scenarios.SCENARIOS`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import operator
 import time
 from collections import Counter
@@ -174,4 +175,36 @@ def interrupted_call_lets_siblings_finish(lib: Any) -> list[Any]:
 
     g = lib.StateGraph(Out).add_node("node", node).add_edge(lib.START, "node")
     _answer_each(t, lib, g.compile(checkpointer=lib.InMemorySaver()), {"out": None}, calls)
+    return t.items
+
+
+@scenario
+def task_names(lib: Any) -> list[Any]:
+    """A task's name: the one given, else its function's, a partial's function's, or the
+    callable's class; bound methods too. Each shows as its own key in `updates`."""
+    t = Transcript()
+
+    class Greeter:
+        def greet(self, value: str) -> str:
+            return value + "greet"
+
+        def __call__(self, value: str) -> str:
+            return value + "|call"
+
+    def add(suffix: str, value: str) -> str:
+        return value + "|" + suffix
+
+    tasks = [
+        lib.task(Greeter().greet), lib.task(Greeter().greet, name="named_greet"),
+        lib.task(functools.partial(add, "p1")), lib.task(functools.partial(add, "p2"), name="np"),
+        lib.task(Greeter()), lib.task(Greeter(), name="named_call"),
+    ]
+
+    @lib.entrypoint()
+    def flow(value: str) -> str:
+        for each in tasks:
+            value = each(value).result()
+        return value
+
+    t.stream("updates", flow, "", stream_mode="updates")
     return t.items
