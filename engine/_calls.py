@@ -372,11 +372,19 @@ class CallFuture(concurrent.futures.Future):  # type: ignore[type-arg]
         self.claim_and_run()
         return super().exception(timeout)
 
+    def cancel(self) -> bool:
+        """Cancel the call if it has not started (then it never runs); a started one runs on,
+        its result kept (issue 27)."""
+        return self._claim.acquire(False) and super().cancel()
+
+    def settle(self) -> None:
+        """Wait for the call to end (one the caller cancelled has)."""
+        if not self.cancelled():
+            self.exception()
+
     def drop(self) -> None:
         """Cancel the call if it has not started; else wait for it to end."""
-        if self._claim.acquire(False):
-            self.cancel()
-        else:
+        if not self.cancel():
             concurrent.futures.wait([self])
 
 
@@ -427,7 +435,7 @@ def own_calls() -> Iterator[None]:
             if failed:
                 future.drop()
             else:
-                future.exception()
+                future.settle()
 
 
 # -- async calls ------------------------------------------------------------------------------
@@ -495,7 +503,9 @@ class AsyncioCalls:
 
     def start(self, run: CallingRun, call: Task) -> Any:
         holder = self._loop.create_future()
-        self._tasks.append(self._loop.create_task(_run_async(run, call, holder)))
+        job = self._loop.create_task(_run_async(run, call, holder))
+        holder.add_done_callback(functools.partial(_cancel_with, job))
+        self._tasks.append(job)
         return holder
 
     async def close(self, failed: bool) -> None:
@@ -507,6 +517,12 @@ class AsyncioCalls:
                 child.cancel()
         with anyio.CancelScope(shield=True):  # even when cancelled: no call outlives the run
             await asyncio.wait(pending)
+
+
+def _cancel_with(job: asyncio.Task[None], holder: asyncio.Future[Any]) -> None:
+    """The caller cancelled a call's future: the call is cancelled too (LangGraph; issue 27)."""
+    if holder.cancelled():
+        job.cancel()
 
 
 class GroupCalls:
@@ -558,7 +574,7 @@ def close_children(scope: TaskScope, failed: bool) -> None:
         if failed:
             future.drop()
         else:
-            future.exception()
+            future.settle()
 
 
 async def aclose_children(scope: TaskScope, failed: bool) -> None:

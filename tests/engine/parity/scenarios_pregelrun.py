@@ -208,3 +208,39 @@ def task_names(lib: Any) -> list[Any]:
 
     t.stream("updates", flow, "", stream_mode="updates")
     return t.items
+
+
+@scenario
+def cancelled_call_future(lib: Any) -> list[Any]:
+    """Cancelling an async `@task` call's future cancels the call: it saves nothing, so it
+    runs (and is cancelled) again when the entrypoint resumes; the finished one does not."""
+    t = Transcript()
+    seen: Counter = Counter()
+
+    @lib.task()
+    async def mapper(value: int) -> str:
+        seen["calls"] += 1
+        try:
+            await asyncio.sleep(0.01 if value == 0 else 5)
+        except asyncio.CancelledError:
+            seen["cancels"] += 1
+            raise
+        return str(value) * 2
+
+    @lib.entrypoint(checkpointer=lib.InMemorySaver())
+    async def flow(values: list[int]) -> list[str]:
+        futures = [mapper(v) for v in values]
+        await asyncio.sleep(0.05)  # both calls have started
+        futures.pop().cancel()
+        mapped = await asyncio.gather(*futures)
+        return [m + lib.interrupt("question") for m in mapped]
+
+    async def run() -> None:
+        async for chunk in flow.astream([0, 1], cfg("1")):
+            t.add("astream", chunk)
+        t.add("counts", dict(seen))
+        t.add("resume", await flow.ainvoke(lib.Command(resume="answer"), cfg("1")))
+        t.add("counts", dict(seen))
+
+    asyncio.run(run())
+    return t.items
