@@ -56,6 +56,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods):
     # which stream modes reach the caller while a step still runs (issue 17).
     run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
+    step_timeout: float | None = None  # seconds a step of an async run may take (issue 27)
 
     def __init__(
         self,

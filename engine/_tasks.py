@@ -34,6 +34,7 @@ from ._routing import local_state as _local_state
 from ._routing import route_writes as _route_writes
 from ._run_control import drained, note_retry
 from ._step import Task
+from ._step_timeout import get_before, step_deadline, wait_before
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -500,7 +501,7 @@ def drive_sync(
                 break
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
-            if len(todo) == 1 and (not live or todo[0].name == START):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not _timed(run):
                 # no yield here: a lone task's chunks reach the consumer once its writes
                 # are applied, as in LangGraph (a reducer's ids show in `updates`, issue 17)
                 execute_sync(run, todo[0])
@@ -578,7 +579,8 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     events: queue.SimpleQueue[Any] = shared if shared is not None else queue.SimpleQueue()
     pool = _pool()
     ordered = sorted(tasks, key=_start_order)
-    inline = None if live or run.checkpointer is not None else ordered.pop(0)
+    deadline = step_deadline(run)  # then none runs here: this thread keeps the clock
+    inline = None if live or run.checkpointer is not None or deadline else ordered.pop(0)
     jobs = []
     for task in ordered:
         claim = threading.Lock()
@@ -598,13 +600,25 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
                 yield
     sink = run.sink
     while remaining:
-        item = events.get()
+        try:
+            item = events.get() if deadline is None else get_before(events, deadline)
+        except TimeoutError:  # the threads cannot be stopped: wait for them (LangGraph)
+            _drain(run, events, remaining)
+            raise
         if item is _DONE:
             remaining -= 1
             flush_sync(run)
         else:
             sink.notified = False  # before the caller drains: a later push wakes us again
         yield
+
+
+def _drain(run: Run, events: queue.SimpleQueue[Any], remaining: int) -> None:
+    """Wait for a timed-out sync step's running tasks; what they write is saved."""
+    while remaining:
+        if events.get() is _DONE:
+            remaining -= 1
+            flush_sync(run)
 
 
 def _claimed(claim: threading.Lock, events: queue.SimpleQueue[Any], run: Run, task: Task) -> None:
@@ -637,7 +651,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
-            if len(todo) == 1 and (not live or todo[0].name == START):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not _timed(run):
                 await execute_async(run, todo[0])  # no yield: as the sync driver
                 await flush_async(run)
                 if todo[0].error is not None:
@@ -662,6 +676,12 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
         await flush_async(run, final=True)
 
 
+def _timed(run: Run) -> bool:
+    """Whether the graph has a `step_timeout`: a lone task then runs as a step of several,
+    whose driver keeps the clock (issue 27)."""
+    return getattr(run.graph, "step_timeout", None) is not None
+
+
 def _step_wakeup(run: Run) -> Wakeup:
     wakeup = run.root.sink.wakeup if run.parent is None else None
     return wakeup if wakeup is not None else Wakeup()
@@ -671,6 +691,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     """One task group for the step; yields whenever a chunk or a task completion arrives."""
     wakeup = _step_wakeup(run)
     remaining = len(tasks)
+    deadline = step_deadline(run)
 
     async def one(task: Task, tg: anyio.abc.TaskGroup) -> None:
         nonlocal remaining
@@ -686,7 +707,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             for task in sorted(tasks, key=_start_order):
                 tg.start_soon(one, task, tg)
             while remaining:
-                await wakeup.wait()
+                await wait_before(wakeup, deadline)
                 try:
                     yield
                 except GeneratorExit:  # the consumer left mid-step: end the tasks, then go
@@ -722,6 +743,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     loop = asyncio.get_running_loop()
     remaining = len(tasks)
     scopes = [anyio.CancelScope() for _ in tasks] if _saves_await(run) else None
+    deadline = step_deadline(run)
 
     async def one(task: Task, index: int) -> None:
         if scopes is None:
@@ -751,7 +773,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         child.add_done_callback(finished)
     try:
         while remaining:
-            await wakeup.wait()
+            await wait_before(wakeup, deadline)
             yield
     finally:
         if remaining:  # left early: stop the siblings and wait for them, even if cancelled

@@ -244,3 +244,65 @@ def cancelled_call_future(lib: Any) -> list[Any]:
 
     asyncio.run(run())
     return t.items
+
+
+class Hello(TypedDict):
+    hello: str
+
+
+def _fast_and_slow(lib: Any, slow: Any, fast: Any, timeout: float) -> Any:
+    b = lib.StateGraph(Hello).add_node("slow", slow).add_node("fast", fast)
+    b.add_conditional_edges(lib.START, lambda _: ["slow", "fast"])
+    g = b.compile(checkpointer=lib.InMemorySaver())
+    g.step_timeout = timeout
+    return g
+
+
+@scenario
+def step_timeout_async(lib: Any) -> list[Any]:
+    """`step_timeout` on an async run: the clock runs while the consumer holds a chunk; past
+    it the step's unfinished task is cancelled (saved as such) and `TimeoutError` raised."""
+    t = Transcript()
+    seen: list[str] = []
+
+    async def slow(state: Hello) -> dict[str, Any]:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            seen.append("slow cancelled")
+            raise
+        return {"hello": "slow"}
+
+    async def fast(state: Hello) -> dict[str, Any]:
+        return {"hello": "fast"}
+
+    g = _fast_and_slow(lib, slow, fast, 0.3)
+
+    async def run() -> None:
+        try:
+            async for chunk in g.astream({"hello": "world"}, cfg("1"), stream_mode="updates"):
+                t.add("chunk", chunk)
+                await asyncio.sleep(0.4)  # past the step's deadline
+        except Exception as e:  # noqa: BLE001 - the error is part of the transcript
+            t.add("error", e)
+        t.add("seen", seen)
+        t.add("state", await g.aget_state(cfg("1")))
+
+    asyncio.run(run())
+    return t.items
+
+
+@scenario
+def step_timeout_sync(lib: Any) -> list[Any]:
+    """`step_timeout` on a sync run: a node's thread cannot be stopped, so `TimeoutError` comes
+    once it ends, its writes saved; the step is not applied."""
+    t = Transcript()
+
+    def slow(state: Hello) -> dict[str, Any]:
+        time.sleep(0.5)
+        return {"hello": "slow"}
+
+    g = _fast_and_slow(lib, slow, lambda state: {"hello": "fast"}, 0.2)
+    t.stream("stream", g, {"hello": "world"}, cfg("1"), stream_mode="updates")
+    t.state("state", g, cfg("1"))
+    return t.items
