@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._event_filter import EventFilter, filter_events
 from .._messages import PROTOCOL_KEY
 from ._lifecycle import LifecycleTransformer, SubgraphTransformer
 from ._messages import MessagesTransformer
@@ -47,7 +48,9 @@ def astream_events(
                       "event shapes", DeprecationWarning, stacklevel=3)
     elif version != "v2":
         raise ValueError("Only version='v1', 'v2' or 'v3' is supported")
-    return graph.astream(input, config, stream_mode="events", **kwargs)
+    keep = EventFilter.take(kwargs)  # LangChain's include_*/exclude_* (issue 27)
+    events = graph.astream(input, config, stream_mode="events", **kwargs)
+    return events if keep is None else filter_events(events, keep)
 
 
 def _check_kwargs(kwargs: dict[str, Any]) -> None:

@@ -306,3 +306,71 @@ def step_timeout_sync(lib: Any) -> list[Any]:
     t.stream("stream", g, {"hello": "world"}, cfg("1"), stream_mode="updates")
     t.state("state", g, cfg("1"))
     return t.items
+
+
+@scenario
+def astream_events_filters(lib: Any) -> list[Any]:
+    """`astream_events(version="v2")` with LangChain's include/exclude filters."""
+    t = Transcript()
+    g = lib.StateGraph(Hello).add_node("a", lambda s: {"hello": "a"})
+    g = g.add_node("b", lambda s: {"hello": "b"}).add_edge(lib.START, "a").add_edge("a", "b")
+    g = g.compile()
+    filters = [
+        {"include_names": ["LangGraph"]}, {"include_names": ["a"], "include_types": ["chain"]},
+        {"include_types": ["chain"], "exclude_names": ["b", "LangGraph"]},
+        {"include_tags": ["mine"]}, {"exclude_tags": ["mine"]}, {"include_names": None},
+    ]
+
+    async def run() -> None:
+        for given in filters:
+            events = g.astream_events({"hello": ""}, {"tags": ["mine"]}, version="v2", **given)
+            t.add(repr(given), [(e["event"], e["name"]) async for e in events])
+
+    asyncio.run(run())
+    return t.items
+
+
+@scenario
+def astream_events_next_cancelled(lib: Any) -> list[Any]:
+    """Cancelling the task awaiting the next filtered event cancels the run: its node is
+    cancelled, then the exit checkpoint is saved in full before the cancellation ends."""
+    t = Transcript()
+    logs: list[str] = []
+    started = asyncio.Event()
+
+    class SlowPut(lib.InMemorySaver):  # type: ignore[misc, name-defined]
+        async def aput(self, *args: Any) -> Any:
+            logs.append("aput start")
+            try:
+                await asyncio.sleep(0.05)
+                return await super().aput(*args)
+            finally:
+                logs.append("aput end")
+
+    async def slow(state: Hello) -> None:
+        logs.append("node start")
+        started.set()
+        try:
+            await asyncio.sleep(5)
+        finally:
+            logs.append("node end")
+
+    g = lib.StateGraph(Hello).add_node("slow", slow).add_edge(lib.START, "slow")
+    g = g.compile(checkpointer=SlowPut())
+
+    async def run() -> None:
+        events = g.astream_events({"hello": ""}, cfg("1"), version="v2",
+                                  include_names=["LangGraph"], durability="exit")
+        t.add("first", (await events.__anext__())["event"])
+        waiting = asyncio.create_task(events.__anext__())
+        await started.wait()
+        waiting.cancel()
+        t.add("at cancel", list(logs))
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            t.add("cancelled", list(logs))
+        t.add("saved", (await g.aget_state(cfg("1"))).values)
+
+    asyncio.run(run())
+    return t.items
