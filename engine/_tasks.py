@@ -580,7 +580,8 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     pool = _pool()
     ordered = sorted(tasks, key=_start_order)
     deadline = step_deadline(run)  # then none runs here: this thread keeps the clock
-    inline = None if live or run.checkpointer is not None or deadline else ordered.pop(0)
+    here = not live and run.checkpointer is None and deadline is None
+    inline = ordered.pop(0) if here else None
     jobs = []
     for task in ordered:
         claim = threading.Lock()

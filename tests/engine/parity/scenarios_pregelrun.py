@@ -80,7 +80,7 @@ def subgraph_history_checkpoint_map(lib: Any) -> list[Any]:
 @scenario
 def mock_node_in_async_run(lib: Any) -> list[Any]:
     """A sync callable that is not a function (a `Mock`, which answers any attribute) runs as
-    a sync node under `astream`: it is called, never awaited."""
+    a sync node under `astream`: it is called, never awaited; forks re-run it."""
     t = Transcript()
     add_one = mock.Mock(side_effect=lambda _: 1)
     b = lib.StateGraph(Annotated[int, operator.add]).add_node("add_one", add_one)
@@ -91,6 +91,11 @@ def mock_node_in_async_run(lib: Any) -> list[Any]:
     async def run() -> None:
         async for chunk in g.astream(1, cfg("1"), stream_mode=["values", "updates"]):
             t.add("astream", chunk)
+        history = [s async for s in g.aget_state_history(cfg("1"))]
+        t.add("history", history)
+        for back in (0, 1, 2):  # forking from an earlier checkpoint runs the node again
+            forked = [c async for c in g.astream(None, history[back].config)]
+            t.add(f"fork {back}", forked)
 
     asyncio.run(run())
     t.add("calls", add_one.call_count)
