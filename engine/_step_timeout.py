@@ -13,7 +13,13 @@ from typing import Any
 
 import anyio
 
-__all__ = ["get_before", "step_deadline", "wait_before"]
+__all__ = ["get_before", "step_deadline", "timed", "wait_before"]
+
+
+def timed(run: Any) -> bool:
+    """Whether the run's graph has a `step_timeout`: a lone task then runs as a step of
+    several, whose driver keeps the clock."""
+    return getattr(run.graph, "step_timeout", None) is not None
 
 
 def step_deadline(run: Any) -> float | None:

@@ -34,7 +34,7 @@ from ._routing import local_state as _local_state
 from ._routing import route_writes as _route_writes
 from ._run_control import drained, note_retry
 from ._step import Task
-from ._step_timeout import get_before, step_deadline, wait_before
+from ._step_timeout import get_before, step_deadline, timed, wait_before
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -501,7 +501,7 @@ def drive_sync(
                 break
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
-            if len(todo) == 1 and (not live or todo[0].name == START) and not _timed(run):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not timed(run):
                 # no yield here: a lone task's chunks reach the consumer once its writes
                 # are applied, as in LangGraph (a reducer's ids show in `updates`, issue 17)
                 execute_sync(run, todo[0])
@@ -652,7 +652,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
-            if len(todo) == 1 and (not live or todo[0].name == START) and not _timed(run):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not timed(run):
                 await execute_async(run, todo[0])  # no yield: as the sync driver
                 await flush_async(run)
                 if todo[0].error is not None:
@@ -675,12 +675,6 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
         if run.status == "pending":
             run.status = "failed"
         await flush_async(run, final=True)
-
-
-def _timed(run: Run) -> bool:
-    """Whether the graph has a `step_timeout`: a lone task then runs as a step of several,
-    whose driver keeps the clock (issue 27)."""
-    return getattr(run.graph, "step_timeout", None) is not None
 
 
 def _step_wakeup(run: Run) -> Wakeup:
