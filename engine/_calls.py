@@ -31,7 +31,7 @@ from ._run import Outcome, Run, pending_by_task
 from ._step import PUSH, Task, task_id
 from ._stream import task_result_payload
 from ._timeout import timeout_policy
-from .errors import GraphInterrupt
+from .errors import GraphBubbleUp, GraphInterrupt
 from .types import CachePolicy, Interrupt, RetryPolicy, TimeoutPolicy
 from .warnings import renamed
 
@@ -149,7 +149,7 @@ class TaskFunction(TaskCacheMethods):
         if not callable(func):
             raise TypeError(f"@task needs a function, got {type(func).__name__}")
         self.func = func
-        self.name = name or getattr(func, "__name__", type(func).__name__)
+        self.name = name or _task_name(func)
         callee = Callee(_task_callable(func), self.name)
         retry = retry_policy
         self.node = NodePlan(
@@ -192,6 +192,15 @@ class TaskFunction(TaskCacheMethods):
             return _resolved(_result_of(done), in_async)
         call.resume = list(resume)
         return _start_async(run, call) if in_async else _start_sync(run, call)
+
+
+def _task_name(func: Callable[..., Any]) -> str:
+    """An unnamed task's name, as LangGraph's: the function's, a partial's function's (issue
+    27), else the callable's class."""
+    found = getattr(func, "__name__", None)
+    if found is None and isinstance(func, functools.partial):
+        found = getattr(func.func, "__name__", None)
+    return found or type(func).__name__
 
 
 _PROMOTING = threading.Lock()
@@ -364,11 +373,19 @@ class CallFuture(concurrent.futures.Future):  # type: ignore[type-arg]
         self.claim_and_run()
         return super().exception(timeout)
 
+    def cancel(self) -> bool:
+        """Cancel the call if it has not started (then it never runs); a started one runs on,
+        its result kept (issue 27)."""
+        return self._claim.acquire(False) and super().cancel()
+
+    def settle(self) -> None:
+        """Wait for the call to end (one the caller cancelled has)."""
+        if not self.cancelled():
+            self.exception()
+
     def drop(self) -> None:
         """Cancel the call if it has not started; else wait for it to end."""
-        if self._claim.acquire(False):
-            self.cancel()
-        else:
+        if not self.cancel():
             concurrent.futures.wait([self])
 
 
@@ -410,13 +427,16 @@ def own_calls() -> Iterator[None]:
     try:
         yield
         failed = False
+    except GraphBubbleUp:
+        failed = False  # an interrupt lets the calls started finish, as LangGraph's (issue 27)
+        raise
     finally:
         _started.reset(token)
         for future in started:
             if failed:
                 future.drop()
             else:
-                future.exception()
+                future.settle()
 
 
 # -- async calls ------------------------------------------------------------------------------
@@ -484,7 +504,9 @@ class AsyncioCalls:
 
     def start(self, run: CallingRun, call: Task) -> Any:
         holder = self._loop.create_future()
-        self._tasks.append(self._loop.create_task(_run_async(run, call, holder)))
+        job = self._loop.create_task(_run_async(run, call, holder))
+        holder.add_done_callback(functools.partial(_cancel_with, job))
+        self._tasks.append(job)
         return holder
 
     async def close(self, failed: bool) -> None:
@@ -496,6 +518,12 @@ class AsyncioCalls:
                 child.cancel()
         with anyio.CancelScope(shield=True):  # even when cancelled: no call outlives the run
             await asyncio.wait(pending)
+
+
+def _cancel_with(job: asyncio.Task[None], holder: asyncio.Future[Any]) -> None:
+    """The caller cancelled a call's future: the call is cancelled too (LangGraph; issue 27)."""
+    if holder.cancelled():
+        job.cancel()
 
 
 class GroupCalls:
@@ -547,7 +575,7 @@ def close_children(scope: TaskScope, failed: bool) -> None:
         if failed:
             future.drop()
         else:
-            future.exception()
+            future.settle()
 
 
 async def aclose_children(scope: TaskScope, failed: bool) -> None:

@@ -31,6 +31,7 @@ from ._run import Run
 from ._step import Task
 from ._tasks import _on_asyncio
 from ._timeout import timeout_policy
+from .errors import GraphBubbleUp
 from .graph import NodeSpec
 from .types import END, START, CachePolicy, RetryPolicy, TimeoutPolicy
 from .warnings import renamed
@@ -197,6 +198,9 @@ def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
                     result = await func(value, **kwargs)
                     failed = False
                     return result
+                except GraphBubbleUp:
+                    failed = False  # an interrupt lets its calls finish (LangGraph; issue 27)
+                    raise
                 finally:
                     spawner.reset(token)
                     await calls.close(failed)
@@ -205,8 +209,11 @@ def _entry_callable(func: Callable[..., Any]) -> Callable[[Any], Any]:
                     token = spawner.set(GroupCalls(tg))
                     try:
                         return await func(value, **kwargs)
+                    except GraphBubbleUp as signal:
+                        held = signal  # raised once the group's calls have finished
                     finally:
                         spawner.reset(token)
+                raise held
             except BaseExceptionGroup as group:
                 # calls record their own failures, so only the body raises: unwrap it (an
                 # interrupt must reach the run as itself)

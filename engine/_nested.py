@@ -162,6 +162,27 @@ def with_map(result: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     }}
 
 
+def with_parents_map(snapshot: Any) -> Any:
+    """A subgraph checkpoint's snapshot names its ancestors' checkpoints (its metadata's
+    `parents`) and its own in a `checkpoint_map`, in `config` and `parent_config`, as
+    LangGraph's `get_state`/`get_state_history` do (issue 27). A root's has no parents."""
+    parents = (snapshot.metadata or {}).get("parents")
+    if not parents:
+        return snapshot
+    return snapshot._replace(
+        config=_mapped(snapshot.config, parents),
+        parent_config=_mapped(snapshot.parent_config, parents),
+    )
+
+
+def _mapped(config: dict[str, Any] | None, parents: dict[str, str]) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    conf = config["configurable"]
+    own = {conf["checkpoint_ns"]: conf["checkpoint_id"]}
+    return {**config, "configurable": {**conf, "checkpoint_map": {**parents, **own}}}
+
+
 def ancestors_of(config: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The enclosing graphs' checkpoints a subgraph checkpoint's `checkpoint_map` names: its
     update checkpoint's `parents` metadata, as LangGraph records them (issue 27)."""

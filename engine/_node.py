@@ -42,9 +42,8 @@ class Callee:
         self.fn = fn
         # A node with both forms (a sync call and `_graphrun_acall`, as `ToolNode`): sync runs
         # call it directly, async runs await the async form (LangGraph's RunnableCallable).
-        self.afn = getattr(fn, "_graphrun_acall", None)
-        if self.afn is not None and not inspect.iscoroutinefunction(self.afn):
-            self.afn = None  # a Mock (any attribute exists) is a plain callable (issue 27)
+        # Looked up on the class: a `Mock` node answers any attribute (issue 27).
+        self.afn = fn._graphrun_acall if hasattr(type(fn), "_graphrun_acall") else None
         from ._pregel import CompiledStateGraph
 
         if isinstance(fn, CompiledStateGraph):

@@ -61,6 +61,7 @@ class CompiledStateGraph(StateMethods, SchemaMethods, SubgraphMethods, GraphCach
     run_class: type[Run] = Run  # a `CallingRun` once a node calls a `@task` (`_calls.py`)
     live_modes: frozenset[str] = _LIVE
     config: dict[str, Any] | None = None  # LangGraph's: set on the graph `with_config` returns
+    step_timeout: float | None = None  # seconds a step of an async run may take (issue 27)
 
     def __init__(
         self,

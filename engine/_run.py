@@ -721,7 +721,8 @@ class Run:
         self.checkpoint_config = config
         self.owns_checkpoint = True
         self.saved_metadata = metadata
-        if self.checkpoint_events:
+        if self.checkpoint_events:  # "exit" saves none between: the loaded one's parent (issue 27)
+            parent_config = self.parent_config if self.durability == "exit" else parent_config
             self._emit_checkpoint(config, parent_config, metadata, self.step)
 
     def _nested_put_config(self, base: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,9 @@ import anyio.to_thread
 from checkpoints.base import CheckpointTuple
 
 from ._config import merge_config
-from ._nested import ancestors_of, own_history_ns, subgraph_for_update, with_map
+from ._nested import (
+    ancestors_of, own_history_ns, subgraph_for_update, with_map, with_parents_map,
+)
 from ._run import Run, make_snapshot
 from ._state import update_state_run
 from ._stream import Sink
@@ -44,11 +46,14 @@ class StateMethods:
             return StateSnapshot({}, (), config, None, None, None, (), ())
         run = self.run_class(self, merge_config(saved.config), sink=Sink(frozenset(), False, _drop))
         run.restore(saved)
-        return make_snapshot(run, saved, with_pending)
+        return with_parents_map(make_snapshot(run, saved, with_pending))
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state at its latest checkpoint (or the one `checkpoint_id` names)."""
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:  # the subgraph's own nodes give its next tasks (issue 27)
+            return sub.get_state(config, subgraphs=subgraphs)
         snapshot = self._snapshot(saver.get_tuple(config), config, latest_requested(config))
         if subgraphs:
             snapshot = self._with_subgraph_states(snapshot, saver)
@@ -89,6 +94,9 @@ class StateMethods:
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            return await sub.aget_state(config, subgraphs=subgraphs)
         snapshot = self._snapshot(
             await saver.aget_tuple(config), config, latest_requested(config)
         )
@@ -106,6 +114,10 @@ class StateMethods:
     ) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first."""
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:  # issue 27
+            yield from sub.get_state_history(config, filter=filter, before=before, limit=limit)
+            return
         for saved in saver.list(_root_ns(config), filter=filter, before=before, limit=limit):
             yield self._snapshot(saved, saved.config, with_pending=False)
 
@@ -118,6 +130,13 @@ class StateMethods:
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = self._require_saver()
+        sub = subgraph_for_update(self, config)
+        if sub is not None:
+            async for found in sub.aget_state_history(
+                config, filter=filter, before=before, limit=limit
+            ):
+                yield found
+            return
         async for saved in saver.alist(
             _root_ns(config), filter=filter, before=before, limit=limit
         ):

@@ -35,6 +35,7 @@ from ._routing import local_state as _local_state
 from ._routing import route_writes as _route_writes
 from ._run_control import drained, note_retry
 from ._step import Task
+from ._step_timeout import get_before, step_deadline, timed, wait_before
 from ._stream import Wakeup
 from ._timeout import run_timed
 from .errors import GraphBubbleUp, GraphDrained, GraphInterrupt, InvalidUpdateError, ParentCommand
@@ -167,6 +168,10 @@ def _call_sync(run: Run, task: Task) -> None:
             if events is not None:
                 events.router_end(task, index, run_id, state, result)
             task.writes.extend(_route_writes(run, branch, result))
+    except GraphBubbleUp:
+        if scope.children is not None:  # an interrupt lets its calls finish (issue 27)
+            close_children(scope, False)
+        raise
     finally:
         if scope.children is not None:
             close_children(scope, True)
@@ -282,6 +287,10 @@ async def _acall(run: Run, task: Task, watch: Any = None) -> None:
             task.writes.extend(_route_writes(run, branch, result))
     except asyncio.CancelledError as error:  # raised by the node itself: it failed (issue 29)
         raise node_cancelled(task, error) from error
+    except GraphBubbleUp:
+        if scope.children is not None:  # an interrupt lets its calls finish (issue 27)
+            await aclose_children(scope, False)
+        raise
     finally:
         if scope.children is not None:
             await aclose_children(scope, True)
@@ -495,7 +504,7 @@ def drive_sync(
                 break
             todo = _start(run, tasks)
             # the input task runs no user code, so it streams nothing live: no thread hop
-            if len(todo) == 1 and (not live or todo[0].name == START):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not timed(run):
                 # no yield here: a lone task's chunks reach the consumer once its writes
                 # are applied, as in LangGraph (a reducer's ids show in `updates`, issue 17)
                 execute_sync(run, todo[0])
@@ -577,7 +586,9 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
     shared = run.sink.events if live else None
     events: queue.SimpleQueue[Any] = shared if shared is not None else queue.SimpleQueue()
     pool = _pool()
-    inline = None if live or run.checkpointer is not None else ordered.pop(0)
+    deadline = step_deadline(run)  # then none runs here: this thread keeps the clock
+    here = not live and run.checkpointer is None and deadline is None
+    inline = ordered.pop(0) if here else None
     jobs = []
     for task in ordered:
         claim = threading.Lock()
@@ -597,13 +608,25 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
                 yield
     sink = run.sink
     while remaining:
-        item = events.get()
+        try:
+            item = events.get() if deadline is None else get_before(events, deadline)
+        except TimeoutError:  # the threads cannot be stopped: wait for them (LangGraph)
+            _drain(run, events, remaining)
+            raise
         if item is _DONE:
             remaining -= 1
             flush_sync(run)
         else:
             sink.notified = False  # before the caller drains: a later push wakes us again
         yield
+
+
+def _drain(run: Run, events: queue.SimpleQueue[Any], remaining: int) -> None:
+    """Wait for a timed-out sync step's running tasks; what they write is saved."""
+    while remaining:
+        if events.get() is _DONE:
+            remaining -= 1
+            flush_sync(run)
 
 
 def _claimed(claim: threading.Lock, events: queue.SimpleQueue[Any], run: Run, task: Task) -> None:
@@ -636,7 +659,7 @@ async def drive_async(run: Run, value: Any, saved: Any, live: bool) -> AsyncIter
             if tasks is None or (run.control is not None and drained(run, tasks)):
                 break
             todo = _start(run, tasks)
-            if len(todo) == 1 and (not live or todo[0].name == START):
+            if len(todo) == 1 and (not live or todo[0].name == START) and not timed(run):
                 await execute_async(run, todo[0])  # no yield: as the sync driver
                 await flush_async(run)
                 if todo[0].error is not None:
@@ -672,6 +695,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     remaining = len(tasks)
     gate = async_gate(run, len(tasks))  # `max_concurrency` (issue 27)
     execute = execute_async if gate is None else gated(gate, execute_async)
+    deadline = step_deadline(run)
 
     async def one(task: Task, tg: anyio.abc.TaskGroup) -> None:
         nonlocal remaining
@@ -687,7 +711,7 @@ async def _run_in_group(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
             for task in sorted(tasks, key=_start_order):
                 tg.start_soon(one, task, tg)
             while remaining:
-                await wakeup.wait()
+                await wait_before(wakeup, deadline)
                 try:
                     yield
                 except GeneratorExit:  # the consumer left mid-step: end the tasks, then go
@@ -725,6 +749,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
     scopes = [anyio.CancelScope() for _ in tasks] if _saves_await(run) else None
     gate = async_gate(run, len(tasks))  # `max_concurrency` (issue 27)
     execute = execute_async if gate is None else gated(gate, execute_async)
+    deadline = step_deadline(run)
 
     async def one(task: Task, index: int) -> None:
         if scopes is None:
@@ -754,7 +779,7 @@ async def _run_in_tasks(run: Run, tasks: list[Task]) -> AsyncIterator[None]:
         child.add_done_callback(finished)
     try:
         while remaining:
-            await wakeup.wait()
+            await wait_before(wakeup, deadline)
             yield
     finally:
         if remaining:  # left early: stop the siblings and wait for them, even if cancelled

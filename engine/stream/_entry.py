@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._event_filter import EventFilter, filter_events
 from .._messages import PROTOCOL_KEY
 from ._lifecycle import LifecycleTransformer, SubgraphTransformer
 from ._messages import MessagesTransformer
@@ -51,7 +52,9 @@ def astream_events(
     # hands it to `astream`); the graph run's own `on_chain_stream` chunks stay the `updates`
     # shape (issue 27).
     kwargs = {k: v for k, v in kwargs.items() if k != "stream_mode"}
-    return graph.astream(input, config, stream_mode="events", **kwargs)
+    keep = EventFilter.take(kwargs)  # LangChain's include_*/exclude_* (issue 27)
+    events = graph.astream(input, config, stream_mode="events", **kwargs)
+    return events if keep is None else filter_events(events, keep)
 
 
 def _check_kwargs(kwargs: dict[str, Any]) -> None:

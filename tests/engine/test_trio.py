@@ -143,3 +143,38 @@ async def test_a_failing_branch_cancels_its_sibling() -> None:
         with pytest.raises(ValueError, match="bad branch"):
             await g.compile().ainvoke({"log": []})
     assert finished == []
+
+
+@pytest.mark.anyio
+async def test_an_interrupted_call_lets_its_sibling_calls_finish() -> None:
+    """issue 27: a `@task` call's interrupt reaching an async entrypoint (its calls in an anyio
+    task group) lets the other call finish and save its own interrupt, as on asyncio."""
+    from engine import Command, entrypoint, interrupt, task
+
+    passed: list[str] = []
+
+    @task
+    async def ask_a() -> None:
+        interrupt("A")
+
+    @task
+    async def ask_b() -> Any:
+        await anyio.sleep(0.02)
+        passed.append("b")
+        return interrupt("B")
+
+    @entrypoint(checkpointer=InMemorySaver())
+    async def flow(_: Any) -> list[Any]:
+        a, b = ask_a(), ask_b()
+        return [await a, await b]
+
+    config = {"configurable": {"thread_id": "trio"}}
+    with anyio.fail_after(5):
+        await flow.ainvoke(1, config)
+        assert passed == ["b"]
+        first = (await flow.aget_state(config)).interrupts
+        assert [i.value for i in first] == ["A"]
+        await flow.ainvoke(Command(resume={first[0].id: "x"}), config)
+        second = (await flow.aget_state(config)).interrupts
+        assert [i.value for i in second] == ["B"]
+        assert await flow.ainvoke(Command(resume={second[0].id: "y"}), config) == [None, "y"]

@@ -24,6 +24,7 @@ from . import scenarios_api  # noqa: F401  (issue 27)
 from . import scenarios_messages  # noqa: F401  (issue 29)
 from . import scenarios_compat  # noqa: F401  (issue 29)
 from . import scenarios_joins  # noqa: F401  (issue 27)
+from . import scenarios_pregelrun  # noqa: F401  (issue 27)
 from .harness import as_graphrun, first_difference, load_lib
 from .scenarios import SCENARIOS
 
