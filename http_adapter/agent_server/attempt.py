@@ -28,6 +28,7 @@ from .held_updates import AfterReducers
 from .output_keys import OutputView, output_keys
 from .records import now
 from .schemas import Run, Thread
+from .thread_values import by_reference
 
 logger = logging.getLogger("http_adapter.queue")
 
@@ -211,7 +212,7 @@ async def resume_input(saver: Any, run: Run, value: Any) -> Any:
 async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: bool) -> Thread:
     """Thread status, values and interrupts after a run ended (SPEC §3 rules); `others`: the
     thread has another run pending or running (it stays busy)."""
-    values, interrupts, has_next = outcome.values, {}, False
+    values, interrupts, has_next, held_at = outcome.values, {}, False, None
     graph_id = (thread.metadata or {}).get("graph_id")
     current = None
     if graph_id in state.settings.graphs:
@@ -219,7 +220,8 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     # One read of the latest checkpoint (a snapshot without metadata: the thread has none, and
     # the run's own values stand); it was two, 3 round trips each on PostgreSQL.
     if current is not None and current.metadata is not None:
-        values = current.values
+        # issue 32: the record names the checkpoint holding the values, not a copy of them
+        values, held_at = None, current.config["configurable"]["checkpoint_id"]
         has_next = bool(current.next)
         interrupts = {
             t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
@@ -238,8 +240,8 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     else:
         status = "idle"
     stamp = now()
-    return with_(
-        thread, status=status, values=plain(values), interrupts=plain(interrupts),
+    return by_reference(
+        thread, plain(values), held_at, status=status, interrupts=plain(interrupts),
         error=outcome.error, updated_at=stamp, state_updated_at=stamp,
     )
 
