@@ -136,6 +136,7 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
     publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
+    reaches = state.broker.reaches
     publish(run.run_id, *metadata_event(run.run_id, attempt))
     subgraphs = options["subgraphs"]
     last_values: Any = None
@@ -157,7 +158,9 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
             last_values = item[-1]
             if isinstance(last_values, dict) and "__interrupt__" in last_values:
                 interrupts.extend(last_values["__interrupt__"])
-        if send and mode in wanted:
+        # issue 32: an event nobody can receive is not encoded (not `messages`: its
+        # accumulator must see every chunk)
+        if send and mode in wanted and (mode == "messages" or reaches(run.run_id)):
             for name, data in convert(item):
                 publish(run.run_id, name, data)
 
@@ -185,7 +188,8 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
         {k: v for k, v in last_values.items() if k != "__interrupt__"}
         if isinstance(last_values, dict) else last_values
     )
-    return Outcome("success", values=values, interrupts=interrupts)
+    whole = view is None and not interrupts and isinstance(last_values, dict)
+    return Outcome("success", values=values, interrupts=interrupts, whole=whole)
 
 
 def _log_failure(run: Run, graph_id: str, error: Exception) -> None:

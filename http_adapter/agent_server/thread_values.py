@@ -23,7 +23,7 @@ from .errors import ServerError
 from .records import matches
 from .schemas import Thread
 
-__all__ = ["by_reference", "matching", "values_of"]
+__all__ = ["by_reference", "matching", "values_at", "values_of"]
 
 
 def by_reference(thread: Thread, values: Any, checkpoint_id: str | None, **changes: Any
@@ -42,12 +42,18 @@ async def values_of(st: Any, thread: Thread) -> Any:
     a graph that cannot load shows none."""
     if thread.values_checkpoint is None:
         return thread.values
-    graph = await _graph(st, thread)
+    graph_id = (thread.metadata or {}).get("graph_id")
+    return await values_at(st, thread.thread_id, graph_id, thread.values_checkpoint)
+
+
+async def values_at(st: Any, thread_id: str, graph_id: str | None, checkpoint_id: str) -> Any:
+    """The state values of `graph_id` at one checkpoint of the thread (its latest when that
+    one is gone; None when there is none or the graph cannot load)."""
+    graph = await _graph(st, graph_id)
     if graph is None:
         return None
-    conf = {"thread_id": thread.thread_id, "checkpoint_ns": ""}
-    snapshot = await graph.aget_state(
-        {"configurable": {**conf, "checkpoint_id": thread.values_checkpoint}})
+    conf = {"thread_id": thread_id, "checkpoint_ns": ""}
+    snapshot = await graph.aget_state({"configurable": {**conf, "checkpoint_id": checkpoint_id}})
     if snapshot.metadata is None:
         snapshot = await graph.aget_state({"configurable": conf})
     return snapshot.values if snapshot.metadata is not None else None
@@ -68,8 +74,7 @@ async def matching(st: Any, threads: list[Thread], subset: dict[str, Any] | None
     return kept
 
 
-async def _graph(st: Any, thread: Thread) -> Any:
-    graph_id = (thread.metadata or {}).get("graph_id")
+async def _graph(st: Any, graph_id: str | None) -> Any:
     if graph_id is None or graph_id not in st.settings.graphs:
         return None
     try:
