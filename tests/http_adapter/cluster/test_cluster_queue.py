@@ -16,6 +16,7 @@ import pytest
 from http_adapter.agent_server.cluster.queue import ClusterQueue
 from http_adapter.agent_server.errors import Conflict
 from http_adapter.agent_server.records import now
+from http_adapter.agent_server.thread_values import values_of
 
 from ._helpers import ledger, rows, run, thread
 from ._queue_hosts import (
@@ -260,7 +261,8 @@ async def test_a_run_whose_last_attempt_dies_ends_in_error_and_frees_its_thread(
             # The status changed with the run (one transaction); the values the checkpoints
             # hold are written right after, by the reaping host (a poll may wake us between).
             found = await b.state.records.get_thread("t1")
-            return found.status == "error" and (found.values or {}).get("log") == ["one"]
+            values = await values_of(b.state, found)  # named by checkpoint (issue 32)
+            return found.status == "error" and (values or {}).get("log") == ["one"]
 
         async with anyio.create_task_group() as tg:
             c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
