@@ -21,6 +21,9 @@ __all__ = ["dumps", "interrupt_json", "interrupts_json", "plain", "sse_frame", "
 
 
 def _hook(obj: Any) -> Any:
+    raw = _known(obj)
+    if raw is not None:
+        return raw
     if isinstance(obj, Interrupt):
         return interrupt_json(obj)
     dump = getattr(obj, "model_dump", None)
@@ -72,6 +75,26 @@ def _fragment(obj: Any, dump: Any) -> Any:
         while _fragment_bytes > _FRAGMENT_BYTES:
             _fragment_bytes -= len(_fragments.popitem(last=False)[1][2])
     return raw
+
+
+def _known(obj: Any) -> msgspec.Raw | None:
+    """`obj`'s kept JSON while its fields are still the same objects, else None: the hook's
+    first look, without the lock (a dict read is atomic) or the type tests. A long thread's
+    answer is thousands of kept messages: 2,000 of them encode in ~2 ms instead of ~6 (issue
+    32)."""
+    key = id(obj)
+    found = _fragments.get(key)
+    if found is None or found[0] is not obj:
+        return None
+    fields = getattr(obj, "__dict__", None)
+    if fields is None or len(found[1]) != len(fields) or not all(
+            map(_is, found[1], fields.values())):
+        return None
+    try:
+        _fragments.move_to_end(key)
+    except KeyError:  # dropped by another thread meanwhile: it is still this object's JSON
+        pass
+    return found[2]
 
 
 _encoder = msgspec.json.Encoder(enc_hook=_hook)

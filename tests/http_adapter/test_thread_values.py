@@ -215,3 +215,19 @@ def test_a_data_file_written_before_issue_32_is_served_the_same(
     assert [m["id"] for m in shown if m["type"] == "human"] == [
         f"human-{t}" for t in range(TURNS + 1)]
     assert shown[:-1] == expected["threads"][0]["values"]["messages"]
+
+
+def test_the_encoders_kept_json_follows_a_field_assigned_anew() -> None:
+    """The hook's first look (`encode._known`, issue 32) serves a message's kept JSON only
+    while every field is the same object: a field assigned anew is encoded again."""
+    from langchain_core.messages import AIMessage
+
+    from http_adapter.agent_server.encode import dumps
+
+    message = AIMessage("first", id="m1")
+    assert json.loads(dumps([message]))[0]["content"] == "first"
+    assert dumps({"m": message}) == dumps({"m": message})
+    message.content = "second"
+    assert json.loads(dumps([message]))[0]["content"] == "second"
+    other = AIMessage("third", id="m1")  # equal id, another object
+    assert json.loads(dumps([other, message]))[0]["content"] == "third"
