@@ -238,15 +238,17 @@ def run_http(turns: int, tools: bool, backend: str = "sqlite") -> dict[str, Any]
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         extra: list[str] = []
+        url = None
         if backend == "postgres":
             from tests.services import RedisServer
 
             url = _postgres.new_database()
             extra = ["--database-url", url, "--redis-url", stack.enter_context(RedisServer()).url]
-        return _served(Path(tmp), turns, tools, extra)
+        return _served(Path(tmp), turns, tools, extra, url)
 
 
-def _served(work: Path, turns: int, tools: bool, extra: list[str]) -> dict[str, Any]:
+def _served(work: Path, turns: int, tools: bool, extra: list[str], pg_url: str | None
+            ) -> dict[str, Any]:
     import httpx
 
     from .http import Server, free_port
@@ -261,7 +263,7 @@ def _served(work: Path, turns: int, tools: bool, extra: list[str]) -> dict[str, 
     server = Server("graphrun", argv, port, work)
     try:
         client = httpx.Client(base_url=server.url, timeout=120)
-        return _http_turns(client, work, turns, extra[1] if extra else None)
+        return _http_turns(client, work, turns, pg_url)
     finally:
         server.stop()
 
