@@ -231,3 +231,20 @@ def test_the_encoders_kept_json_follows_a_field_assigned_anew() -> None:
     assert json.loads(dumps([message]))[0]["content"] == "second"
     other = AIMessage("third", id="m1")  # equal id, another object
     assert json.loads(dumps([other, message]))[0]["content"] == "third"
+
+
+def test_the_encoders_kept_json_follows_a_field_changed_in_place() -> None:
+    """A node may change a message's dicts and lists in place (`additional_kwargs`, a tool
+    call's `args`): the same field objects, so identity cannot tell; the kept JSON must not be
+    served stale (it was, before the contents were compared)."""
+    from langchain_core.messages import AIMessage
+
+    from http_adapter.agent_server.encode import dumps
+
+    message = AIMessage("hi", id="m2")
+    assert json.loads(dumps([message]))[0]["additional_kwargs"] == {}
+    message.additional_kwargs["seen"] = True
+    assert json.loads(dumps([message]))[0]["additional_kwargs"] == {"seen": True}
+    message.tool_calls.append({"name": "t", "args": {}, "id": "c1", "type": "tool_call"})
+    message.tool_calls[0]["args"]["q"] = 2
+    assert json.loads(dumps([message]))[0]["tool_calls"][0]["args"] == {"q": 2}
