@@ -11,11 +11,13 @@ message and the node answers with a 1 KB AI message (random text, so nothing com
 - time per turn: the median of turns 10-30 and of the last 20 turns, and their ratio;
 - `get_state` at the end: warm (the same saver) and cold (a new saver on the same database).
 
-`--http` runs the same turns against a `graphrun serve` subprocess (SQLite, the real CLI) with
-`POST /threads/{id}/runs/wait`, and times `GET /threads/{id}/state`.
+`--http` runs the same turns against a `graphrun serve` subprocess (the real CLI) with
+`POST /threads/{id}/runs/wait`, and times `GET /threads/{id}/state`; `--http-backends` picks
+its back ends: `sqlite` (the default) and/or `postgres` (PostgreSQL + Redis).
 
     python -m benchmarks.long_thread [--turns 1000] [--savers memory,sqlite,postgres]
-                                     [--libs graphrun,langgraph] [--tools] [--http] [--json PATH]
+                                     [--libs graphrun,langgraph] [--tools] [--http]
+                                     [--http-backends sqlite,postgres] [--json PATH]
 """
 
 from __future__ import annotations
@@ -229,29 +231,44 @@ chat_graph = chat_graph.compile()
 """
 
 
-def run_http(turns: int, tools: bool) -> dict[str, Any]:
-    """The same thread over HTTP against `graphrun serve` (SQLite under a temporary dir)."""
+def run_http(turns: int, tools: bool, backend: str = "sqlite") -> dict[str, Any]:
+    """The same thread over HTTP against `graphrun serve`: SQLite under a temporary dir, or
+    (`backend="postgres"`) a fresh PostgreSQL database with Redis, whose tables are measured."""
+    import contextlib
+
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        extra: list[str] = []
+        url = None
+        if backend == "postgres":
+            from tests.services import RedisServer
+
+            url = _postgres.new_database()
+            extra = ["--database-url", url, "--redis-url", stack.enter_context(RedisServer()).url]
+        return _served(Path(tmp), turns, tools, extra, url)
+
+
+def _served(work: Path, turns: int, tools: bool, extra: list[str], pg_url: str | None
+            ) -> dict[str, Any]:
     import httpx
 
     from .http import Server, free_port
 
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "graphs.py").write_text(textwrap.dedent(_SERVED.format(tools=tools)))
-        config = {"dependencies": ["."], "graphs": {"chat": "./graphs.py:chat_graph"}, "env": {}}
-        (work / "langgraph.json").write_text(json.dumps(config))
-        port = free_port()
-        argv = [sys.executable, "-m", "http_adapter.cli", "serve", "--config",
-                str(work / "langgraph.json"), "--port", str(port), "--log-level", "warning",
-                "--data-dir", str(work / "data")]
-        server = Server("graphrun", argv, port, work)
-        try:
-            return _http_turns(httpx.Client(base_url=server.url, timeout=120), work, turns)
-        finally:
-            server.stop()
+    (work / "graphs.py").write_text(textwrap.dedent(_SERVED.format(tools=tools)))
+    config = {"dependencies": ["."], "graphs": {"chat": "./graphs.py:chat_graph"}, "env": {}}
+    (work / "langgraph.json").write_text(json.dumps(config))
+    port = free_port()
+    argv = [sys.executable, "-m", "http_adapter.cli", "serve", "--config",
+            str(work / "langgraph.json"), "--port", str(port), "--log-level", "warning",
+            "--data-dir", str(work / "data"), *extra]
+    server = Server("graphrun", argv, port, work)
+    try:
+        client = httpx.Client(base_url=server.url, timeout=120)
+        return _http_turns(client, work, turns, pg_url)
+    finally:
+        server.stop()
 
 
-def _http_turns(client: Any, work: Path, turns: int) -> dict[str, Any]:
+def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None) -> dict[str, Any]:
     with client:
         thread = client.post("/threads", json={}).json()["thread_id"]
         times = []
@@ -268,7 +285,8 @@ def _http_turns(client: Any, work: Path, turns: int) -> dict[str, Any]:
             state.raise_for_status()
             state_times.append(time.perf_counter() - started)
         messages = state.json()["values"]["messages"]
-    stored = sum(p.stat().st_size for p in (work / "data").rglob("*") if p.is_file())
+    stored = (_pg_bytes(pg_url) if pg_url else
+              sum(p.stat().st_size for p in (work / "data").rglob("*") if p.is_file()))
     return _figures(times, stored, _content(messages), len(messages),
                     _median_ms(state_times), float("nan"))
 
@@ -288,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--libs", default="graphrun,langgraph")
     parser.add_argument("--tools", action="store_true", help="a 100 KB tool result every 10 turns")
     parser.add_argument("--http", action="store_true", help="also over HTTP (graphrun serve)")
+    parser.add_argument("--http-backends", default="sqlite",
+                        help="the servers' back ends over HTTP: sqlite,postgres (+ Redis)")
     parser.add_argument("--no-in-process", action="store_true")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
@@ -306,9 +326,10 @@ def main(argv: list[str] | None = None) -> int:
             name = f"{saver} / {lib.name}"
             results[name] = run_in_process(lib, saver, args.turns, args.tools)
             print(_row(name, results[name]), flush=True)
-    if args.http:
-        results["http sqlite / graphrun"] = run_http(args.turns, args.tools)
-        print(_row("http sqlite / graphrun", results["http sqlite / graphrun"]), flush=True)
+    for backend in args.http_backends.split(",") if args.http else []:
+        name = f"http {backend} / graphrun"
+        results[name] = run_http(args.turns, args.tools, backend)
+        print(_row(name, results[name]), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"case": case, "results": results}, indent=1))
     return 0

@@ -29,6 +29,7 @@ from .langgraph_graph import ENGINE_LANGGRAPH, engine_of
 from .output_keys import OutputViews
 from .records import now
 from .schemas import Run, Thread
+from .thread_values import by_reference
 
 logger = logging.getLogger("http_adapter.queue")
 
@@ -136,6 +137,7 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
     publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
+    reaches = state.broker.reaches
     publish(run.run_id, *metadata_event(run.run_id, attempt))
     subgraphs = options["subgraphs"]
     last_values: Any = None
@@ -160,7 +162,9 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
             last_values = item[-1]
             if isinstance(last_values, dict) and "__interrupt__" in last_values:
                 interrupts.extend(last_values["__interrupt__"])
-        if send and mode in wanted:
+        # issue 32: an event nobody can receive is not encoded (not `messages`: its
+        # accumulator must see every chunk)
+        if send and mode in wanted and (mode == "messages" or reaches(run.run_id)):
             for name, data in convert(item):
                 publish(run.run_id, name, data)
 
@@ -188,7 +192,8 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
         {k: v for k, v in last_values.items() if k != "__interrupt__"}
         if isinstance(last_values, dict) else last_values
     )
-    return Outcome("success", values=values, interrupts=interrupts)
+    whole = view is None and not interrupts and isinstance(last_values, dict)
+    return Outcome("success", values=values, interrupts=interrupts, whole=whole)
 
 
 def _log_failure(run: Run, graph_id: str, error: Exception) -> None:
@@ -218,7 +223,7 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     thread has another run pending or running (it stays busy). `run`, the run that ended:
     as the reference, the thread is named after that run's graph (a run queued behind, or
     interrupting, one of another graph renames it when it ends) and read through it."""
-    values, interrupts, has_next = outcome.values, {}, False
+    values, interrupts, has_next, held_at = outcome.values, {}, False, None
     thread = _named_after(thread, run)
     graph_id = (thread.metadata or {}).get("graph_id")
     current = None
@@ -227,7 +232,8 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     # One read of the latest checkpoint (a snapshot without metadata: the thread has none, and
     # the run's own values stand); it was two, 3 round trips each on PostgreSQL.
     if current is not None and current.metadata is not None:
-        values = current.values
+        # issue 32: the record names the checkpoint holding the values, not a copy of them
+        values, held_at = None, current.config["configurable"]["checkpoint_id"]
         has_next = bool(current.next)
         interrupts = {
             t.id: [{"value": i.value, "id": i.id} for i in t.interrupts]
@@ -246,8 +252,8 @@ async def thread_after(state: Any, thread: Thread, outcome: Outcome, *, others: 
     else:
         status = "idle"
     stamp = now()
-    return with_(
-        thread, status=status, values=plain(values), interrupts=plain(interrupts),
+    return by_reference(
+        thread, plain(values), held_at, status=status, interrupts=plain(interrupts),
         error=outcome.error, updated_at=stamp, state_updated_at=stamp,
     )
 

@@ -81,6 +81,13 @@ class Broker:
         log = self._runs.get(run_id)
         return bool(log and log.subscribers)
 
+    def reaches(self, run_id: str) -> bool:
+        """Whether an event published now could reach anyone: a subscriber, or a later replay
+        (a resumable run). When not, its encoding can be skipped (issue 32: a `/runs/wait` turn
+        encoded the whole state into `values` events nobody read, twice a turn)."""
+        log = self._runs.get(run_id)
+        return bool(log and (log.resumable or log.subscribers))
+
     def publish(self, run_id: str, name: str, data: bytes) -> None:
         """Frame `data` (compact JSON) as event `name` once and send it to every subscriber."""
         log = self._runs.get(run_id)

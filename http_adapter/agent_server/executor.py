@@ -55,6 +55,9 @@ class Outcome:
     values: Any = None
     error: dict[str, str] | None = None
     interrupts: list[Any] = dataclasses.field(default_factory=list)
+    # The values are the root graph's whole state at its last checkpoint (no output schema
+    # apart, no interrupt): a record may name that checkpoint instead of a copy (issue 32).
+    whole: bool = False
 
 
 # -- facts of a run's kwargs ----------------------------------------------------------------------

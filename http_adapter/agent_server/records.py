@@ -80,8 +80,8 @@ class RecordStore(Protocol):
     async def put_thread(self, thread: Thread) -> Thread: ...
     async def delete_thread(self, thread_id: str) -> None: ...
     async def search_threads(
-        self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
-        status: str | None = None, ids: list[str] | None = None,
+        self, *, metadata: dict[str, Any] | None = None, status: str | None = None,
+        ids: list[str] | None = None,
     ) -> list[Thread]: ...
     async def threads_updated_before(self, stamp: str) -> list[Thread]: ...
     async def get_run(self, run_id: str) -> Run | None: ...
@@ -214,11 +214,11 @@ class Records:
             self._runs.pop(run_id, None)
 
     async def search_threads(
-        self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
-        status: str | None = None, ids: list[str] | None = None,
+        self, *, metadata: dict[str, Any] | None = None, status: str | None = None,
+        ids: list[str] | None = None,
     ) -> list[Thread]:
-        """Threads matching every given filter (`metadata`/`values` by JSON containment; a
-        thread without values never matches a `values` filter). Creation order."""
+        """Threads matching every given filter (`metadata` by JSON containment). Creation
+        order. Values are not filtered here: a record names them (`thread_values.py`)."""
         if ids is not None:
             wanted = set(ids)
             pool: Iterable[Thread] = (t for i, t in self._threads.items() if i in wanted)
@@ -228,7 +228,6 @@ class Records:
             t for t in pool
             if (status is None or t.status == status)
             and matches(t.metadata, metadata)
-            and (not values or matches(t.values, values))
         ]
 
     async def threads_updated_before(self, stamp: str) -> list[Thread]:

@@ -59,6 +59,9 @@ class Thread(msgspec.Struct, kw_only=True):
     error: Any = None
     # issue 31 item 13: a copy shows no `values` key (not even null) until some are written
     copied: bool = False
+    # issue 32: the checkpoint whose state the thread shows as its `values` (then not stored
+    # here: `thread_values.py`); None: `values` are the record's own
+    values_checkpoint: str | None = None
 
 
 class Run(msgspec.Struct, kw_only=True):

@@ -82,6 +82,7 @@ class Served:
 
     def __init__(self, app: Any, settings: Settings, **uvicorn_options: Any) -> None:
         self.settings = settings
+        self.app = app  # its `state.server` once started, for tests that look inside
         # IPPROTO_TCP explicitly: asyncio enables TCP_NODELAY on accepted connections only
         # for such sockets; without it every response waits ~40 ms for a delayed ACK.
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -233,6 +233,10 @@ class RedisBroker:
         run = self._runs.get(run_id)
         return bool(run and run.subscribers)
 
+    def reaches(self, run_id: str) -> bool:
+        """Always, for an open run: its stream may be read from another host."""
+        return run_id in self._runs
+
     def publish(self, run_id: str, name: str, data: bytes) -> None:
         """Buffer event `name` for the flusher; never waits on Redis (issue 19 §6)."""
         run = self._runs.get(run_id)

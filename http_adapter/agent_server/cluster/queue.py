@@ -40,6 +40,7 @@ from ..loops import keep_going
 from ..metrics import WaitHistogram, queue_wait
 from ..records import now
 from ..schemas import Run, Thread
+from ..thread_values import values_at
 from .leases import Heartbeat
 from .ledger import FENCE, Claim, Enqueued, Ledger, Reaped
 from .queue_stats import queue_stats
@@ -452,7 +453,7 @@ class ClusterQueue:
             after = await self._thread_after(thread, outcome, run)
         else:
             after = with_(thread, status="error", error=outcome.error, updated_at=stamp)
-        finished = await self.ledger.finish(claim, ended, _stored(outcome), after, stamp)
+        finished = await self.ledger.finish(claim, ended, _stored(outcome, after), after, stamp)
         if not finished.written:
             await self._stale(run.run_id)
             return True
@@ -552,7 +553,8 @@ class ClusterQueue:
         """A run the reaper ended: its thread's values from the checkpoints, waiters woken."""
         assert self.ledger is not None
         found = await self.ledger.state(run.run_id)
-        outcome = _outcome(found[1]) if found and found[1] else cancelled("rollback")
+        outcome = (await _outcome(self.state, found[1]) if found and found[1]
+                   else cancelled("rollback"))
         thread = await self.ledger.thread(run.thread_id)
         if thread is not None and thread.status != "busy":
             after = await thread_after(self.state, thread, outcome, others=False)
@@ -646,7 +648,7 @@ class ClusterQueue:
                 seen = True
                 status, stored, _ = found
                 if status not in _INFLIGHT:
-                    return _outcome(stored) if stored is not None else None
+                    return await _outcome(self.state, stored) if stored is not None else None
                 with anyio.move_on_after(self._poll):
                     await event.wait()
 
@@ -680,7 +682,7 @@ class ClusterQueue:
         found = await (await self.open()).state(run_id)
         if found is None or found[0] in _INFLIGHT or found[1] is None:
             return None
-        return _outcome(found[1])
+        return await _outcome(self.state, found[1])
 
     async def finished(self, run_id: str) -> bool:
         """Whether a run is over (or unknown): for a broker deciding an endless stream ended."""
@@ -722,13 +724,25 @@ def _refused(active: Active) -> bool:
     return active.fence is not None and not active.fence.holds()
 
 
-def _stored(outcome: Outcome) -> dict[str, Any]:
+def _stored(outcome: Outcome, thread: Thread | None = None) -> dict[str, Any]:
     """An outcome as the `outcome` column keeps it (plain JSON). Not `dataclasses.asdict`:
-    it deep-copies the values first (1.5 ms a run once a thread's list held ~900 items)."""
+    it deep-copies the values first (1.5 ms a run once a thread's list held ~900 items).
+    Values that are the thread's whole state at the checkpoint its record names are stored
+    as that name (issue 32: a copy in every run's row made a long thread's runs quadratic)."""
+    if outcome.whole and thread is not None and thread.values_checkpoint is not None:
+        at = {"thread_id": thread.thread_id, "checkpoint_id": thread.values_checkpoint,
+              "graph_id": (thread.metadata or {}).get("graph_id")}
+        return plain({"status": outcome.status, "values_at": at, "error": outcome.error,
+                      "interrupts": outcome.interrupts})
     return plain({"status": outcome.status, "values": outcome.values, "error": outcome.error,
                   "interrupts": outcome.interrupts})
 
 
-def _outcome(stored: dict[str, Any]) -> Outcome:
-    return Outcome(stored["status"], values=stored.get("values"), error=stored.get("error"),
+async def _outcome(state: Any, stored: dict[str, Any]) -> Outcome:
+    """A stored outcome, its values read back from the checkpoint it names (issue 32)."""
+    values, at = stored.get("values"), stored.get("values_at")
+    if at is not None:
+        values = await values_at(state, at["thread_id"], at.get("graph_id"),
+                                 at["checkpoint_id"])
+    return Outcome(stored["status"], values=values, error=stored.get("error"),
                    interrupts=stored.get("interrupts") or [])

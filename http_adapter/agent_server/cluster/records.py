@@ -226,8 +226,8 @@ class PgRecords:
         )
 
     async def search_threads(
-        self, *, metadata: dict[str, Any] | None = None, values: dict[str, Any] | None = None,
-        status: str | None = None, ids: list[str] | None = None,
+        self, *, metadata: dict[str, Any] | None = None, status: str | None = None,
+        ids: list[str] | None = None,
     ) -> list[Thread]:
         query = _Query("SELECT body FROM server_threads")
         if ids is not None:
@@ -235,13 +235,8 @@ class PgRecords:
         if status is not None:
             query.where("status = $", status)
         query.contains("body->'metadata'", metadata)
-        if values:
-            query.contains("body->'values'", values)
         found = [_thread(body) for body, in await query.fetch(self.pool)]
-        return [
-            t for t in found
-            if matches(t.metadata, metadata) and (not values or matches(t.values, values))
-        ]
+        return [t for t in found if matches(t.metadata, metadata)]
 
     async def threads_updated_before(self, stamp: str) -> list[Thread]:
         """Threads last updated before `stamp`, compared as Python compares strings."""

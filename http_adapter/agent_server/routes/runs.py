@@ -30,6 +30,7 @@ from ..executor import STREAM_MODES, Outcome
 from ..records import now
 from ..schemas import Assistant, Run, RunCreate, Thread
 from ..state import ServerState, assistant_id_for
+from ..thread_values import values_of
 from ._common import (
     body, json_response, keepalive_json_response, path_uuid, server, sse_response,
 )
@@ -304,13 +305,13 @@ async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any
             return None
         if run.status == "error" and thread.error:
             return {"__error__": thread.error}
-        return _with_interrupts(thread.values, [
+        return _with_interrupts(await values_of(st, thread), [
             {"value": i.get("value"), "id": i.get("id"), "response_schema": None}
             for items in (thread.interrupts or {}).values() for i in items
         ])
     if outcome.values is not None or thread is None:
         return outcome.values
-    return thread.values
+    return await values_of(st, thread)
 
 
 def _waited(st: ServerState, run: Run) -> Response:

@@ -29,6 +29,7 @@ from ..records import now, page, sort_records
 from ..schemas import Thread, ThreadCreate, ThreadPatch, ThreadSearch, ThreadStateUpdate
 from ..saver import copy_thread as copy_checkpoints
 from ..state import ServerState
+from ..thread_values import by_reference, matching, values_of
 from ._common import as_uuid, authorized_record, body, json_response, paginated, server
 
 __all__ = ["routes", "state_json", "thread_json"]
@@ -131,16 +132,17 @@ def _changed(thread: Thread) -> bool:
     )
 
 
-async def thread_json(st: ServerState, thread: Thread) -> dict[str, Any]:
-    """A Thread as the real server shows it, keys in its order."""
+async def thread_json(st: ServerState, thread: Thread, values: bool = True) -> dict[str, Any]:
+    """A Thread as the real server shows it, keys in its order; `values=False` leaves its
+    values null (a search page that does not select them need not read them, issue 32)."""
     out: dict[str, Any] = {
         "thread_id": thread.thread_id, "created_at": thread.created_at,
         "updated_at": thread.updated_at, "state_updated_at": thread.state_updated_at,
         "metadata": thread.metadata, "status": thread.status, "config": thread.config,
-        "values": thread.values,
+        "values": await values_of(st, thread) if values else None,
     }
-    if thread.copied and thread.values is None:  # as observed (issue 31 item 13)
-        del out["values"]
+    if thread.copied and thread.values is None and thread.values_checkpoint is None:
+        del out["values"]  # as observed (issue 31 item 13)
     changed = _changed(thread)
     # Has a run touched it? Until then (and no trace on the record) the real server's record
     # has no `error`/`interrupts` keys. Asked only when the record cannot tell.
@@ -259,9 +261,11 @@ async def _search(request: Request, st: ServerState, spec: ThreadSearch) -> list
              "status": spec.status, "limit": spec.limit, "offset": spec.offset, "ids": spec.ids}
     filters = await authorize(request, "threads", "search", value)
     ids = [as_uuid(i, "thread") for i in spec.ids] if spec.ids is not None else None
-    found = await st.records.search_threads(metadata=value["metadata"] or None, values=spec.values,
-                                      status=spec.status, ids=ids)
-    return [t for t in found if visible(t.metadata, filters)] if filters else found
+    found = await st.records.search_threads(metadata=value["metadata"] or None,
+                                            status=spec.status, ids=ids)
+    if filters:
+        found = [t for t in found if visible(t.metadata, filters)]
+    return await matching(st, found, spec.values)  # values are read, not stored (issue 32)
 
 
 async def search_threads(request: Request) -> Response:
@@ -274,7 +278,8 @@ async def search_threads(request: Request) -> Response:
         _one_of("select", field, _SELECT_FIELDS)
     found = sort_records(await _search(request, st, spec), spec.sort_by, spec.sort_order,
                          "created_at")
-    items = [await thread_json(st, t) for t in page(found, spec.limit, spec.offset)]
+    shown = not spec.select or "values" in spec.select
+    items = [await thread_json(st, t, shown) for t in page(found, spec.limit, spec.offset)]
     return paginated(items, len(found), spec.offset, spec.limit, spec.select)
 
 
@@ -483,9 +488,11 @@ async def _refresh(st: ServerState, thread_id: str, graph: Any) -> None:
     if status not in ("busy", "error"):
         status = "interrupted" if snapshot.next or interrupts else "idle"
     stamp = now()
-    await st.records.put_thread(msgspec.structs.replace(
-        thread, values=_plain(snapshot.values), interrupts=interrupts, status=status,
-        updated_at=stamp, state_updated_at=stamp,
+    held_at = snapshot.config["configurable"]["checkpoint_id"] if snapshot.metadata else None
+    values = None if held_at else _plain(snapshot.values)  # issue 32: named, not copied
+    await st.records.put_thread(by_reference(
+        thread, values, held_at, interrupts=interrupts, status=status, updated_at=stamp,
+        state_updated_at=stamp,
     ))
 
 

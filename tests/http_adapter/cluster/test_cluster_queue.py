@@ -16,6 +16,7 @@ import pytest
 from http_adapter.agent_server.cluster.queue import ClusterQueue
 from http_adapter.agent_server.errors import Conflict
 from http_adapter.agent_server.records import now
+from http_adapter.agent_server.thread_values import values_of
 
 from ._helpers import ledger, rows, run, thread
 from ._queue_hosts import (
@@ -39,14 +40,16 @@ async def test_a_run_created_on_one_host_runs_on_the_other_and_any_host_answers(
         assert await a.queue.attempt(run_id) == 1
         assert b.queue.busy() == 0 and b.queue.pool_stats()["size"] >= 1
         row = await thread_row(pg_url, "t1")
-        assert row["status"] == "idle" and '"three"' in row["body"]
+        # issue 32: the record names the checkpoint holding the values, not a copy
+        assert row["status"] == "idle" and '"three"' not in row["body"]
+        assert '"values_checkpoint"' in row["body"]
         assert RAN == ["r1 one", "r1 slow", "r1 three"]
         # what the routes read (PgRecords) on either host
         found = await a.state.records.get_run(run_id)
         assert found.status == "success" and found.kwargs["input"] == {"tag": "r1"}
         thread_record = await b.state.records.get_thread("t1")
         assert thread_record.status == "idle"
-        assert thread_record.values["log"] == ["one", "slow", "three"]
+        assert (await values_of(b.state, thread_record))["log"] == ["one", "slow", "three"]
 
 
 async def test_cancel_from_the_other_host_without_redis(pg_url: str) -> None:
@@ -260,7 +263,8 @@ async def test_a_run_whose_last_attempt_dies_ends_in_error_and_frees_its_thread(
             # The status changed with the run (one transaction); the values the checkpoints
             # hold are written right after, by the reaping host (a poll may wake us between).
             found = await b.state.records.get_thread("t1")
-            return found.status == "error" and (found.values or {}).get("log") == ["one"]
+            values = await values_of(b.state, found)  # named by checkpoint (issue 32)
+            return found.status == "error" and (values or {}).get("log") == ["one"]
 
         async with anyio.create_task_group() as tg:
             c = Host(b.state, ClusterQueue(b.state, pg_url, lease=1.0, heartbeat=0.25,
