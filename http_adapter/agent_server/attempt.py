@@ -192,7 +192,7 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
         {k: v for k, v in last_values.items() if k != "__interrupt__"}
         if isinstance(last_values, dict) else last_values
     )
-    whole = view is None and not interrupts and isinstance(last_values, dict)
+    whole = views.get(()) is None and not interrupts and isinstance(last_values, dict)
     return Outcome("success", values=values, interrupts=interrupts, whole=whole)
 
 
