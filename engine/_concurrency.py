@@ -55,7 +55,7 @@ def run_limited_in_threads(
 ) -> Iterator[None]:
     """A sync step's tasks taken in order by `limit` workers: pool threads, plus this thread
     when it may run tasks itself (no saver, no live stream: as the unbounded path)."""
-    from ._tasks import _DONE, _pool, execute_sync, flush_sync
+    from ._tasks import _DONE, _pool, collect_done, execute_sync, flush_sync
 
     shared = run.sink.events if live else None
     events: queue.SimpleQueue[Any] = shared if shared is not None else queue.SimpleQueue()
@@ -87,12 +87,4 @@ def run_limited_in_threads(
         base.copy().run(execute_sync, run, task)
         flush_sync(run)
         yield
-    sink = run.sink
-    while remaining:
-        item = events.get()
-        if item is _DONE:
-            remaining -= 1
-            flush_sync(run)
-        else:
-            sink.notified = False  # before the caller drains: a later push wakes us again
-        yield
+    yield from collect_done(run, events, remaining)

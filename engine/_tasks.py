@@ -606,6 +606,13 @@ def _run_in_threads(run: Run, tasks: list[Task], live: bool) -> Iterator[None]:
                 ctx.run(execute_sync, run, task)
                 flush_sync(run)
                 yield
+    yield from collect_done(run, events, remaining, deadline)
+
+
+def collect_done(
+    run: Run, events: queue.SimpleQueue[Any], remaining: int, deadline: float | None = None
+) -> Iterator[None]:
+    """Wait for `remaining` pool tasks, flushing each as it ends; yield per event."""
     sink = run.sink
     while remaining:
         try:
