@@ -72,10 +72,7 @@ def _fragment(obj: Any, dump: Any) -> Any:
     fields = getattr(obj, "__dict__", None)
     if fields is None:
         return dump()
-    raw = _known(obj)
-    if raw is not None:
-        return raw
-    values = tuple(fields.values())
+    values = tuple(fields.values())  # `_hook` has looked for a kept one already
     boxes = tuple(v for v in values if type(v) is dict or type(v) is list)
     contents = _contents(boxes)
     raw = msgspec.Raw(msgspec.json.encode(dump(), enc_hook=_hook))
