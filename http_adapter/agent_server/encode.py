@@ -17,6 +17,8 @@ import msgspec
 
 from engine import Interrupt
 
+from .kept_lists import KeptLists
+
 __all__ = ["dumps", "interrupt_json", "interrupts_json", "plain", "sse_frame", "to_jsonable"]
 
 
@@ -74,6 +76,9 @@ def _fragment(obj: Any, dump: Any) -> Any:
         return dump()
     values = tuple(fields.values())  # `_hook` has looked for a kept one already
     boxes = tuple(v for v in values if type(v) is dict or type(v) is list)
+    extra = getattr(obj, "__pydantic_extra__", None)  # `msg.foo = 1` changes it in place
+    if extra is not None:
+        boxes += (extra,)
     contents = _contents(boxes)
     raw = msgspec.Raw(msgspec.json.encode(dump(), enc_hook=_hook))
     if not contents:
@@ -142,9 +147,33 @@ def plain(value: Any) -> Any:
     return _decoder.decode(_encoder.encode(value))
 
 
+_lists = KeptLists(_encoder.encode)
+
+
 def dumps(value: Any) -> bytes:
-    """Compact JSON (Interrupts and model objects through the encoder hook)."""
+    """Compact JSON (Interrupts and model objects through the encoder hook); a state's long
+    lists, in a dict or a dict in it (`values`, a ThreadState's `values`), from their kept JSON."""
+    if type(value) is dict:
+        value = _with_kept_lists(value, 2)
     return _encoder.encode(value)
+
+
+def _with_kept_lists(value: dict[Any, Any], depth: int) -> dict[Any, Any]:
+    swapped = None
+    for key, item in value.items():
+        kind = type(item)
+        if kind is list:
+            raw = _lists.raw(item)
+        elif kind is dict and depth > 1:
+            raw = _with_kept_lists(item, depth - 1)
+            raw = None if raw is item else raw
+        else:
+            continue
+        if raw is not None:
+            if swapped is None:
+                swapped = dict(value)
+            swapped[key] = raw
+    return value if swapped is None else swapped
 
 
 def interrupts_json(interrupts: Any) -> list[dict[str, Any]]:
