@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -48,6 +49,8 @@ async def create_subscribed(
     broker.open(run.run_id, resumable=is_resumable(run.kwargs))
     subscription = broker.attach(run.run_id) if subscribe else None
     try:
+        if subscribe:  # a producer on another host sends its events (issue 32)
+            await broker.watch(run.run_id)
         created = await create()
     except BaseException:
         if subscription is not None:
@@ -137,7 +140,8 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
     convert = wire_events(modes, options["subgraphs"])
     fence = active.fence
     publish = state.broker.publish if fence is None else _fenced(state.broker.publish, fence)
-    reaches = state.broker.reaches
+    publish_lazy = (state.broker.publish_lazy if fence is None
+                    else _fenced(state.broker.publish_lazy, fence))
     publish(run.run_id, *metadata_event(run.run_id, attempt))
     subgraphs = options["subgraphs"]
     last_values: Any = None
@@ -162,11 +166,13 @@ async def _stream(state: Any, run: Run, active: Active, graph: Any, args: tuple[
             last_values = item[-1]
             if isinstance(last_values, dict) and "__interrupt__" in last_values:
                 interrupts.extend(last_values["__interrupt__"])
-        # issue 32: an event nobody can receive is not encoded (not `messages`: its
-        # accumulator must see every chunk)
-        if send and mode in wanted and (mode == "messages" or reaches(run.run_id)):
+        if not send or mode not in wanted:
+            return
+        if mode == "messages":  # its accumulator must see every chunk
             for name, data in convert(item):
                 publish(run.run_id, name, data)
+        else:  # issue 32: encoded only if someone may receive it
+            publish_lazy(run.run_id, functools.partial(convert, item))
 
     try:
         with active.scope:
@@ -290,13 +296,13 @@ async def drop_checkpoints(saver: Any, run: Run) -> None:
         await saver.adelete_checkpoints(run.thread_id, ids)
 
 
-def _fenced(publish: Callable[[str, str, bytes], None], fence: Any
-            ) -> Callable[[str, str, bytes], None]:
-    """`publish` while the attempt may write: a stale one's events go nowhere (issue 26)."""
+def _fenced(publish: Callable[..., None], fence: Any) -> Callable[..., None]:
+    """`publish` (or `publish_lazy`) while the attempt may write: a stale one's events go
+    nowhere (issue 26)."""
 
-    def publish_fenced(run_id: str, name: str, data: bytes) -> None:
+    def publish_fenced(run_id: str, *event: Any) -> None:
         if fence.holds():
-            publish(run_id, name, data)
+            publish(run_id, *event)
 
     return publish_fenced
 

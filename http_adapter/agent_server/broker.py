@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -87,6 +87,17 @@ class Broker:
         encoded the whole state into `values` events nobody read, twice a turn)."""
         log = self._runs.get(run_id)
         return bool(log and (log.resumable or log.subscribers))
+
+    def publish_lazy(self, run_id: str, events: Callable[[], list[tuple[str, bytes]]]
+                     ) -> None:
+        """Publish `events()` if they `reaches` anyone; else they are never encoded."""
+        if self.reaches(run_id):
+            for name, data in events():
+                self.publish(run_id, name, data)
+
+    async def watch(self, run_id: str) -> None:
+        """A shared broker registers a reader on another host (issue 32); here `attach`
+        tells."""
 
     def publish(self, run_id: str, name: str, data: bytes) -> None:
         """Frame `data` (compact JSON) as event `name` once and send it to every subscriber."""

@@ -10,15 +10,18 @@ before (records holding values) is served the same.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import shutil
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from redis import Redis
 
 from http_adapter.agent_server.broker import Broker
 from http_adapter.agent_server.schemas import Thread
@@ -179,6 +182,33 @@ def test_a_wait_turn_encodes_no_values_event_nobody_receives(server: Served) -> 
     assert events.count("event: values") == 2 and published.count("values") == 2, published
 
 
+@pytest.mark.backends("postgres")
+def test_a_wait_turn_sends_redis_no_values_event_nobody_reads(server: Served) -> None:
+    """On PostgreSQL + Redis a `/runs/wait` turn's `values` events went to Redis, where
+    they stayed a minute: 2.2 GB after a 1,000-turn thread. Now its stream holds its
+    `metadata` and end marker only; a Redis new to the producer has it send every event for a
+    few seconds (readers of before a restart register again meanwhile)."""
+    assert server.settings.redis_url is not None
+    redis = Redis.from_url(server.settings.redis_url)
+    http = _http(server)
+    thread_id = http.post("/threads", json={}).json()["thread_id"]
+    deadline = time.monotonic() + 30
+    for turn in itertools.count():
+        _turn(http, thread_id, turn)
+        run_id = http.get(f"/threads/{thread_id}/runs").json()[0]["run_id"]
+        entries = redis.xrange(f"graphrun:run:{run_id}")
+        names = [f.get(b"e", b"end").decode() for _, f in entries]
+        if "values" not in names or time.monotonic() > deadline:
+            break
+    assert names == ["metadata", "end"], names
+    with http.stream("POST", f"/threads/{thread_id}/runs/stream", json={
+            "assistant_id": "chat", "stream_mode": "values",
+            "input": {"messages": [{"type": "human", "content": "again"}]}}) as stream:
+        events = [line for line in stream.iter_lines() if line.startswith("event:")]
+    assert events.count("event: values") == 2
+    redis.close()
+
+
 def test_broker_reaches_subscribers_and_replays_only() -> None:
     broker = Broker()
     broker.open("r1")
@@ -189,6 +219,16 @@ def test_broker_reaches_subscribers_and_replays_only() -> None:
     assert not broker.reaches("r1")
     broker.open("r2", resumable=True)
     assert broker.reaches("r2")
+    asked: list[str] = []
+
+    def events() -> list[tuple[str, bytes]]:
+        asked.append("r")
+        return [("values", b"{}")]
+
+    broker.publish_lazy("r1", events)  # nobody: never encoded
+    assert asked == []
+    broker.publish_lazy("r2", events)  # a later replay may want it
+    assert asked == ["r"] and broker.attach("r2", last_event_id="-1")._replay
 
 
 @pytest.mark.sqlite_only("a SQLite data file written by the server before issue 32")

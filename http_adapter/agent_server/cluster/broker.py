@@ -20,6 +20,11 @@ where the events live, and that the producer and the subscribers may be differen
   one Redis round trip instead of about five: ~3 ms of the loop's CPU a run on a 2-core
   machine where a run took ~10 (issue 19's +5 ms bar). A reader on another host sees such a
   run's events up to `unwatched` late; a subscriber here makes its run urgent again.
+- Events nobody may read are not sent (`watchers`, issue 32): a run that is not resumable and
+  has no reader here publishes its events unencoded (`publish_lazy`); the flusher asks Redis
+  whether a reader on any host registered meanwhile, and encodes them only then. A run found
+  watched encodes at once from then on; the events it held are encoded at the flush (so a
+  node that changes a state object in place within those ~50 ms shows its change there).
 - Memory is bounded: XADD MAXLEN per run, an EXPIRE while open (refreshed) and a TTL after close.
 - Fenced by attempt (issue 26): a run opened with its `attempt` number writes only while no
   later attempt has written its stream (a key beside it keeps the highest). A stale attempt's
@@ -49,12 +54,15 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..broker import Event, parse_event_id
 from ..encode import sse_frame
 from ..loops import keep_going
+from .append_script import APPEND
+from .watchers import Watchers
 
 __all__ = ["RedisBroker", "RedisSubscription"]
 
 logger = logging.getLogger(__name__)
 
 EventKey = tuple[int, int]
+Events = Callable[[], list[tuple[str, bytes]]]  # a lazy publish: the events, encoded when asked
 IsFinished = Callable[[str], Awaitable[bool]]
 # Redis unreachable: the flusher and subscribers retry, never give up (issue 19 §6).
 DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -96,12 +104,16 @@ class _Run:
     """One run opened on this host: its unflushed events and where its ids stand."""
 
     __slots__ = ("attempt", "base", "closed", "confirmed", "dropped", "expiring", "guessed",
-                 "last", "published", "queue", "resolved", "resumable", "subscribers", "unsent")
+                 "last", "lazy", "published", "queue", "resolved", "resumable", "subscribers",
+                 "unsent", "watched")
 
     def __init__(self, resumable: bool, attempt: int = 0) -> None:
         self.resumable = resumable
         self.attempt = attempt  # the attempt writing here (0: not fenced), issue 26
-        self.queue: deque[tuple[str, bytes] | None] = deque()  # None: the end marker
+        # None: the end marker; a callable: events published lazily (`publish_lazy`)
+        self.queue: deque[tuple[str, bytes] | Events | None] = deque()
+        self.lazy = 0  # callables in `queue`
+        self.watched = False  # a reader on another host registered (issue 32)
         self.unsent: list[_Entry] = []  # ids assigned, not yet acknowledged by Redis
         self.base: EventKey | None = None  # the stream's last entry when this host opened it
         self.last: EventKey | None = None  # the last id assigned here
@@ -125,59 +137,6 @@ class _Entry:
         self.maybe_written = False  # sent before a connection broke: Redis may have it
 
 
-# One run's buffered entries in ONE command: the XADDs run in Redis (~3 µs an event against
-# ~15 for as many pipelined XADD commands, redis-py's packing and parsing being the cost), and
-# atomically after a check that each id follows the stream's last: `n` one more (the end marker:
-# the same n, a later ms). XADD alone would take a later ms with any n from a second writer.
-# ARGV: maxlen, ttl, resumable flag, how many entries at the front were sent before (a
-# connection broke: if the stream has them, they are skipped), whether to set the TTLs (they
-# are set anyway on a new stream: Redis may have restarted unseen), the writer's attempt (0:
-# not fenced; KEYS[3] keeps the highest that wrote, issue 26), then id, name, data per entry.
-# Answers {count} when all are in, {k, error}: entry k does not follow, or {-1, error}: a
-# later attempt wrote the stream (nothing was written).
-_APPEND = """
-local function parse(id)
-  local ms, n = string.match(id, '^(%d+)-(%d+)$')
-  return tonumber(ms), tonumber(n)
-end
-local attempt = tonumber(ARGV[6])
-if attempt > 0 then
-  local seen = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if seen > attempt then
-    return {-1, 'attempt ' .. attempt .. ' is stale: attempt ' .. seen .. ' wrote'}
-  elseif seen < attempt then
-    redis.call('SET', KEYS[3], attempt, 'EX', ARGV[2])
-  end
-end
-local top_ms, top_n
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if top then top_ms, top_n = parse(top[1]) end
-local retried = tonumber(ARGV[4])
-for i = 7, #ARGV, 3 do
-  local k = (i - 7) / 3
-  local ms, n = parse(ARGV[i])
-  local done = top_ms and (ms < top_ms or (ms == top_ms and n <= top_n))
-  if done and k < retried then
-    -- written by the attempt whose answer was lost
-  elseif top_ms and (done or ms < top_ms or
-                     n ~= top_n + (ARGV[i + 1] == '' and 0 or 1)) then
-    return {k, 'entry ' .. ARGV[i] .. ' does not follow ' .. top_ms .. '-' .. top_n}
-  else
-    if ARGV[i + 1] == '' then
-      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i], 'end', '1')
-    else
-      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i], 'e', ARGV[i + 1], 'd', ARGV[i + 2])
-    end
-    top_ms, top_n = ms, n
-  end
-end
-if ARGV[5] == '1' or not top then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[2])
-  redis.call('EXPIRE', KEYS[3], ARGV[2])
-end
-return {(#ARGV - 6) / 3}
-"""
 
 
 class RedisBroker:
@@ -187,8 +146,8 @@ class RedisBroker:
                  maxlen: int = 10_000, open_ttl: float = 3600.0, resumable_ttl: float = 600.0,
                  closed_ttl: float = 60.0, buffer: int = 10_000, block: float = 1.0,
                  batch: int = 500, keep_idle: int = 10_000, linger: float = 0.0005,
-                 finish_grace: float = 2.0, down_grace: float = 5.0, unwatched: float = 0.05
-                 ) -> None:
+                 finish_grace: float = 2.0, down_grace: float = 5.0, unwatched: float = 0.05,
+                 watch_ttl: float = 60.0, watch_grace: float = 5.0) -> None:
         self._client = connect(url, read_timeout=block + 10.0)
         self._is_finished = is_finished
         self._prefix = prefix
@@ -211,6 +170,7 @@ class RedisBroker:
         self._wake: anyio.Event | None = None
         self.healthy = False  # the last flush reached Redis
         self._born = time.monotonic()  # a Redis younger than this broker restarted under it
+        self.watchers = Watchers(self._client, prefix, ttl=watch_ttl, grace=watch_grace)
 
     # -- the Broker protocol --------------------------------------------------------------------
 
@@ -233,24 +193,42 @@ class RedisBroker:
         run = self._runs.get(run_id)
         return bool(run and run.subscribers)
 
-    def reaches(self, run_id: str) -> bool:
-        """Always, for an open run: its stream may be read from another host."""
-        return run_id in self._runs
-
     def publish(self, run_id: str, name: str, data: bytes) -> None:
         """Buffer event `name` for the flusher; never waits on Redis (issue 19 §6)."""
         run = self._runs.get(run_id)
-        if run is None:
-            return
-        if len(run.queue) >= self._buffer:
-            run.dropped += 1
-            if run.dropped == 1 or run.dropped % 1000 == 0:
-                logger.warning("Run %s: event buffer full (%d), %d events dropped",
-                               run_id, self._buffer, run.dropped)
+        if run is None or self._full(run_id, run):
             return
         run.queue.append((name, data))
         run.published += 1
         self._mark(run_id, run)
+
+    def publish_lazy(self, run_id: str, events: Events) -> None:
+        """Publish `events()`, encoded only if a reader may get them: at once for a resumable
+        or watched run, else at the flush, and only if a reader registered by then (issue 32)."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        if run.resumable or run.subscribers or run.watched:
+            for name, data in events():
+                self.publish(run_id, name, data)
+        elif not self._full(run_id, run):
+            run.queue.append(events)
+            run.lazy += 1
+            self._mark(run_id, run)
+
+    async def watch(self, run_id: str) -> None:
+        """A reader of `run_id` is about to subscribe (a create that streams): the producer,
+        on whichever host claims the run, sends its events (best effort: see `Watchers`)."""
+        await self.watchers.try_register(run_id)
+
+    def _full(self, run_id: str, run: _Run) -> bool:
+        if len(run.queue) < self._buffer:
+            return False
+        run.dropped += 1
+        if run.dropped == 1 or run.dropped % 1000 == 0:
+            logger.warning("Run %s: event buffer full (%d), %d events dropped",
+                           run_id, self._buffer, run.dropped)
+        return True
 
     def close(self, run_id: str) -> None:
         """The run is over: an end marker follows its events, then the stream's TTL runs."""
@@ -313,7 +291,11 @@ class RedisBroker:
             self._kick()  # the flusher's sleep ends when it is due
 
     def _watched(self, run_id: str) -> None:
-        """A subscriber here: the run's events go at once from now on."""
+        """A subscriber here: the run's events go at once from now on (those held lazily are
+        encoded now: they precede its join point)."""
+        run = self._runs.get(run_id)
+        if run is not None and run.lazy:
+            _encode_lazy(run, run.lazy, keep=True)
         later = self._later.pop(run_id, None)
         if later is not None:
             self._dirty[run_id] = later[1]
@@ -384,6 +366,7 @@ class RedisBroker:
         dirty = list(self._dirty.items())
         self._dirty.clear()
         try:
+            await self._settle_lazy(dirty)
             await self._bases(dirty)
             await self._write(dirty)
         except BaseException:
@@ -391,6 +374,17 @@ class RedisBroker:
                 if self._runs.get(run_id) is run:
                     self._dirty.setdefault(run_id, run)
             raise
+
+    async def _settle_lazy(self, dirty: list[tuple[str, _Run]]) -> None:
+        """Encode the lazily published events of runs a reader registered for; drop the
+        others' (nobody registered before they were published: no one is owed them)."""
+        held = [(i, r, r.lazy) for i, r in dirty if r.lazy]
+        if not held:
+            return
+        watched = await self.watchers.who([i for i, _, _ in held])
+        for run_id, run, asked in held:  # not those published since the question was sent
+            run.watched = run.watched or run_id in watched
+            _encode_lazy(run, asked, keep=run.watched or bool(run.subscribers) or run.resumable)
 
     async def _delete(self) -> None:
         if self._deletes:
@@ -439,7 +433,7 @@ class RedisBroker:
                                    int(force), run.attempt]
                 for entry in entries:
                     args += (entry.id, entry.name, entry.data)
-                pipe.eval(_APPEND, 3, *self._all_keys(run_id), *args)
+                pipe.eval(APPEND, 3, *self._all_keys(run_id), *args)
                 sent.append((run_id, run, entries, force))
             if not sent:
                 return
@@ -456,7 +450,8 @@ class RedisBroker:
         """Give queued events their ids: n gap-free, ms never going back (markers keep n)."""
         assert run.last is not None
         ms, n = run.last
-        while run.queue and len(run.unsent) < self._batch:
+        # a lazy event published during this flush's question waits for the next flush
+        while run.queue and len(run.unsent) < self._batch and not callable(run.queue[0]):
             item = run.queue.popleft()
             ms = max(ms, now_ms())
             if item is None:
@@ -508,6 +503,7 @@ class RedisBroker:
                        error.decode() if isinstance(error, bytes) else error)
         run.unsent = []
         run.queue.clear()
+        run.lazy = 0
         run.closed = True
         run.resolved.set()
         if self._runs.get(run_id) is run:
@@ -544,6 +540,24 @@ class RedisBroker:
         return (*self._keys(run_id), f"{self._prefix}{run_id}:attempt")
 
 
+def _encode_lazy(run: _Run, count: int, *, keep: bool) -> None:
+    """Replace the first `count` of `run`'s lazily published events by their encoding
+    (`keep`), or drop them."""
+    queue: deque[tuple[str, bytes] | Events | None] = deque()
+    left = count
+    for item in run.queue:
+        if not callable(item) or not left:
+            queue.append(item)
+            continue
+        left -= 1
+        if keep:
+            encoded = item()
+            queue.extend(encoded)
+            run.published += len(encoded)
+    run.queue = queue
+    run.lazy -= count
+
+
 class _Unreadable(Exception):
     """Redis stayed down while the run is over: the subscription ends."""
 
@@ -565,6 +579,7 @@ class RedisSubscription:
         self._host_run = local  # counted in `has_subscribers` while this is open
         self._closed = False
         self._delay = _BACKOFF[0]  # the read's backoff while Redis is down
+        self._rewatch = 0.0  # when its registration as a reader is renewed (issue 32)
         self._ended = local is not None and local.closed
         if local is not None:
             local.subscribers += 1
@@ -599,6 +614,9 @@ class RedisSubscription:
         A finished run with no stream at all while Redis has just restarted may still have
         its events in its producer's buffer (re-sent within the flusher's backoff): the
         reader waits for them that long rather than end with a gap."""
+        if not self._ended:  # before the join point is read: its producer sends from here on
+            await self._retry(lambda: self._broker.watchers.register(self._run_id))
+            self._rewatch = time.monotonic() + self._broker.watchers.ttl / 3
         while True:
             start = await self._start_once()
             if start is not _NOTHING_YET:
@@ -674,6 +692,12 @@ class RedisSubscription:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _BACKOFF[1])
 
+    async def _renew(self) -> None:
+        """Keep this reader registered (issue 32); a failed try is retried soon."""
+        watchers = self._broker.watchers
+        registered = await watchers.try_register(self._run_id)
+        self._rewatch = time.monotonic() + (watchers.ttl / 3 if registered else 0.5)
+
     async def _xread(self, stream: str, cursor: str, block: int | None, down: bool
                      ) -> tuple[Any, bool]:
         """One XREAD: (reply, False), or (None, True) after a backoff when Redis is down."""
@@ -703,10 +727,13 @@ class RedisSubscription:
         finished_at: float | None = None  # when `is_finished` first said so
         down = False
         while not self._closed:
+            if time.monotonic() >= self._rewatch:
+                await self._renew()
             was_down = down
             reply, down = await self._xread(stream, cursor, block, down)
             if was_down and not down:
                 finished_at = None  # Redis is back: the producer's tail gets its grace again
+                self._rewatch = 0.0  # and it may have restarted empty: register again
             if not reply:
                 if block is None and not down:
                     return
