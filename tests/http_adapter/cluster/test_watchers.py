@@ -133,3 +133,23 @@ async def _until_who(watchers: Watchers, expected: set[str]) -> None:
     with anyio.fail_after(5):
         while await watchers.who(["r1", "r2"]) != expected:
             await anyio.sleep(0.02)
+
+
+async def test_a_creating_host_renews_its_registration_while_it_reads(redis_url: str) -> None:
+    """A host that created a run with `stream` registered before the run could start, and
+    renews that while it reads: the producing host drops none of its events, however many
+    registration lifetimes the run lasts."""
+    run_id = str(uuid.uuid4())
+    Lazy.encoded = []
+    async with brokers(redis_url, watch_ttl=0.3, watch_grace=0) as ([a, b], _), \
+            anyio.create_task_group() as tg:
+        b.open(run_id)
+        creator = Reader(b.attach(run_id))
+        await b.watch(run_id)
+        tg.start_soon(creator.run)
+        a.open(run_id)
+        for i in range(40):  # ~4 lifetimes of a registration
+            a.publish_lazy(run_id, Lazy(i))
+            await anyio.sleep(0.03)
+        a.close(run_id)
+        assert numbers(await creator.end()) == list(range(40))
