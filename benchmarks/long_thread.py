@@ -263,21 +263,33 @@ def _served(work: Path, turns: int, tools: bool, extra: list[str], pg_url: str |
     server = Server("graphrun", argv, port, work)
     try:
         client = httpx.Client(base_url=server.url, timeout=120)
-        return _http_turns(client, work, turns, pg_url)
+        return _http_turns(client, work, turns, pg_url, server.proc.pid)
     finally:
         server.stop()
 
 
-def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None) -> dict[str, Any]:
+def _cpu_s(pid: int) -> float:
+    """The CPU time all of a process's threads ran, in s (Linux `schedstat`, ns resolution;
+    nan elsewhere): the server's own work a turn, apart from the client's and the wait."""
+    try:
+        tasks = Path(f"/proc/{pid}/task").iterdir()
+        return sum(int((t / "schedstat").read_text().split()[0]) for t in tasks) / 1e9
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None, pid: int
+                ) -> dict[str, Any]:
     with client:
         thread = client.post("/threads", json={}).json()["thread_id"]
-        times = []
+        times, cpu = [], [_cpu_s(pid)]
         for _ in range(turns):
             body = {"assistant_id": "chat",
                     "input": {"messages": [{"type": "human", "content": _text(_KB)}]}}
             started = time.perf_counter()
             client.post(f"/threads/{thread}/runs/wait", json=body).raise_for_status()
             times.append(time.perf_counter() - started)
+            cpu.append(_cpu_s(pid))
         state_times = []
         for _ in range(10):
             started = time.perf_counter()
@@ -287,8 +299,12 @@ def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None) -> dict
         messages = state.json()["values"]["messages"]
     stored = (_pg_bytes(pg_url) if pg_url else
               sum(p.stat().st_size for p in (work / "data").rglob("*") if p.is_file()))
-    return _figures(times, stored, _content(messages), len(messages),
-                    _median_ms(state_times), float("nan"))
+    figures = _figures(times, stored, _content(messages), len(messages),
+                       _median_ms(state_times), float("nan"))
+    # the server's CPU a turn, turns 10-30 and the last 20 (a thread may end between samples)
+    figures["server_cpu_start_ms"] = (cpu[30] - cpu[10]) / 20 * 1000 if turns > 30 else None
+    figures["server_cpu_end_ms"] = (cpu[-1] - cpu[-21]) / 20 * 1000 if turns > 30 else None
+    return figures
 
 
 def _row(name: str, r: dict[str, Any]) -> str:
@@ -330,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         name = f"http {backend} / graphrun"
         results[name] = run_http(args.turns, args.tools, backend)
         print(_row(name, results[name]), flush=True)
+        if results[name]["server_cpu_end_ms"] is not None:
+            print(f"  server CPU a turn: {results[name]['server_cpu_start_ms']:.2f} -> "
+                  f"{results[name]['server_cpu_end_ms']:.2f} ms", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"case": case, "results": results}, indent=1))
     return 0
