@@ -111,7 +111,9 @@ def _unreachable_database() -> tuple[type[BaseException], ...]:
     import asyncpg
 
     # OperatorIntervention: shut down, restarting, a terminated backend (57xxx);
-    # ObjectNotInPrerequisiteState: the database does not accept connections now (55000).
+    # ObjectNotInPrerequisiteState: the database does not accept connections now (55000);
+    # InternalClientError: a connection the outage broke mid-operation, handed out again
+    # ("cannot switch to state ..."; seen in the outage benchmark's logs).
     return (asyncpg.PostgresConnectionError, asyncpg.OperatorInterventionError,
             asyncpg.ObjectNotInPrerequisiteStateError, asyncpg.TooManyConnectionsError,
-            asyncpg.InterfaceError, ConnectionError, TimeoutError)
+            asyncpg.InterfaceError, asyncpg.InternalClientError, ConnectionError, TimeoutError)
