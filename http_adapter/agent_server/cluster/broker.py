@@ -137,8 +137,6 @@ class _Entry:
         self.maybe_written = False  # sent before a connection broke: Redis may have it
 
 
-
-
 class RedisBroker:
     """Run id -> a Redis Stream; same public methods as `broker.Broker`, plus `serve`."""
 
@@ -295,7 +293,7 @@ class RedisBroker:
         encoded now: they precede its join point)."""
         run = self._runs.get(run_id)
         if run is not None and run.lazy:
-            _encode_lazy(run, run.lazy, keep=True)
+            _encode_lazy(run_id, run, run.lazy, keep=True)
         later = self._later.pop(run_id, None)
         if later is not None:
             self._dirty[run_id] = later[1]
@@ -384,7 +382,8 @@ class RedisBroker:
         watched = await self.watchers.who([i for i, _, _ in held])
         for run_id, run, asked in held:  # not those published since the question was sent
             run.watched = run.watched or run_id in watched
-            _encode_lazy(run, asked, keep=run.watched or bool(run.subscribers) or run.resumable)
+            keep = run.watched or bool(run.subscribers) or run.resumable
+            _encode_lazy(run_id, run, asked, keep=keep)
 
     async def _delete(self) -> None:
         if self._deletes:
@@ -540,7 +539,7 @@ class RedisBroker:
         return (*self._keys(run_id), f"{self._prefix}{run_id}:attempt")
 
 
-def _encode_lazy(run: _Run, count: int, *, keep: bool) -> None:
+def _encode_lazy(run_id: str, run: _Run, count: int, *, keep: bool) -> None:
     """Replace the first `count` of `run`'s lazily published events by their encoding
     (`keep`), or drop them."""
     queue: deque[tuple[str, bytes] | Events | None] = deque()
@@ -551,7 +550,11 @@ def _encode_lazy(run: _Run, count: int, *, keep: bool) -> None:
             continue
         left -= 1
         if keep:
-            encoded = item()
+            try:
+                encoded = item()
+            except Exception:  # its run has gone on: the event goes, the flusher stays
+                logger.exception("an event of run %s could not be encoded", run_id)
+                continue
             queue.extend(encoded)
             run.published += len(encoded)
     run.queue = queue

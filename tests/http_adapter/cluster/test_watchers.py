@@ -78,6 +78,7 @@ async def test_a_reader_on_another_host_gets_every_event_after_it_joined(redis_u
         a.close(run_id)
         assert numbers(await remote.end()) == [1, 2, 3]
         assert await _names(client, run_id) == ["metadata", "values", "values", "values", "end"]
+    await client.aclose()
 
 
 async def test_a_local_subscriber_gets_what_follows_its_join_with_exact_ids(redis_url: str
@@ -101,6 +102,7 @@ async def test_a_local_subscriber_gets_what_follows_its_join_with_exact_ids(redi
         assert numbers(await local.end()) == [1]
         entries = await client.xrange(f"graphrun:run:{run_id}")
         assert [int(i.split(b"-")[1]) for i, _ in entries] == [1, 2, 3, 3]  # end: the same n
+    await client.aclose()
 
 
 async def test_a_registration_lapses_and_a_new_redis_drops_nothing_for_a_while(
@@ -153,3 +155,30 @@ async def test_a_creating_host_renews_its_registration_while_it_reads(redis_url:
             await anyio.sleep(0.03)
         a.close(run_id)
         assert numbers(await creator.end()) == list(range(40))
+
+
+async def test_an_event_that_cannot_be_encoded_late_is_dropped_and_the_flusher_goes_on(
+        redis_url: str) -> None:
+    """A held event is encoded at the flush, after its run went on: if that fails (an object
+    the encoder refuses), the event goes, with the error logged, and the run's others flow."""
+    client = Redis.from_url(redis_url)
+    run_id = str(uuid.uuid4())
+
+    def broken() -> list[tuple[str, bytes]]:
+        raise TypeError("Only dicts with str-like or number-like keys are supported")
+
+    async with brokers(redis_url, watch_grace=0) as ([a, b], _), anyio.create_task_group() as tg:
+        a.open(run_id)
+        a.publish(run_id, "metadata", data(-1))
+        remote = Reader(b.attach(run_id))
+        await start_reading(client, remote, tg)
+        a.publish_lazy(run_id, broken)  # held: this host has not asked Redis yet
+        a.publish_lazy(run_id, Lazy(1))
+        a.close(run_id)
+        assert [i for i in numbers(await remote.end()) if i >= 0] == [1]
+        other = str(uuid.uuid4())  # the flusher still serves
+        a.open(other)
+        a.publish(other, "metadata", data(-1))
+        a.close(other)
+        assert await _until_ended(client, other) == ["metadata", "end"]
+    await client.aclose()
