@@ -17,7 +17,7 @@ import msgspec
 
 from engine import Interrupt
 
-from .kept_lists import KeptLists
+from .kept_lists import KeptLists, box_json
 
 __all__ = ["dumps", "interrupt_json", "interrupts_json", "plain", "sse_frame", "to_jsonable"]
 
@@ -56,17 +56,6 @@ _fragment_lock = threading.Lock()
 _is = operator.is_
 
 
-_containers = msgspec.json.Encoder()
-
-
-def _contents(boxes: tuple[Any, ...]) -> bytes:
-    """The JSON of an object's dict and list fields: what identity cannot see change."""
-    try:
-        return _containers.encode(boxes)
-    except (TypeError, ValueError):  # something msgspec cannot encode alone: never kept
-        return b""
-
-
 def _fragment(obj: Any, dump: Any) -> Any:
     """`obj`'s JSON as a raw fragment, encoded once while its fields stay the same objects
     with the same contents."""
@@ -79,7 +68,7 @@ def _fragment(obj: Any, dump: Any) -> Any:
     extra = getattr(obj, "__pydantic_extra__", None)  # `msg.foo = 1` changes it in place
     if extra is not None:
         boxes += (extra,)
-    contents = _contents(boxes)
+    contents = box_json(boxes)
     raw = msgspec.Raw(msgspec.json.encode(dump(), enc_hook=_hook))
     if not contents:
         return raw
@@ -106,7 +95,7 @@ def _known(obj: Any) -> msgspec.Raw | None:
         return None
     fields = getattr(obj, "__dict__", None)
     if fields is None or len(found[1]) != len(fields) or not all(
-            map(_is, found[1], fields.values())) or _contents(found[2]) != found[3]:
+            map(_is, found[1], fields.values())) or box_json(found[2]) != found[3]:
         return None
     try:
         _fragments.move_to_end(key)

@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["KeptLists"]
+__all__ = ["KeptLists", "box_json"]
 
 _is = operator.is_
 _values = dict.values
@@ -57,10 +57,12 @@ def _dicts(items: Any) -> list[dict[str, Any]] | None:
         return None
 
 
-def _json(boxes: tuple[Any, ...]) -> bytes:
+def box_json(boxes: tuple[Any, ...]) -> bytes:
+    """The JSON of objects' dict and list fields (what identity cannot see change); b"" when
+    msgspec cannot encode them alone (then nothing is kept)."""
     try:
         return _containers.encode(boxes)
-    except (TypeError, ValueError):  # something msgspec cannot encode alone: never kept
+    except (TypeError, ValueError):
         return b""
 
 
@@ -73,7 +75,7 @@ def _kept(items: list[Any], dicts: list[dict[str, Any]], body: bytes) -> _Kept |
     fields = tuple(chain.from_iterable(map(_values, dicts)))
     boxes = tuple(v for v in fields if type(v) is dict or type(v) is list)
     boxes += tuple(e for e in map(_extra, items) if e is not None)
-    boxes_json = _json(boxes)
+    boxes_json = box_json(boxes)
     if not boxes_json:
         return None
     return _Kept(tuple(items), fields, tuple(map(len, dicts)), boxes, boxes_json, body)
@@ -114,7 +116,7 @@ class KeptLists:
         if dicts is None or tuple(map(len, dicts)) != kept.sizes or not all(
                 map(_is, chain.from_iterable(map(_values, dicts)), kept.fields)):
             return None
-        if _json(kept.boxes) != kept.boxes_json:
+        if box_json(kept.boxes) != kept.boxes_json:
             return None
         if count == len(items):
             self._touch(items[0])
