@@ -140,8 +140,8 @@ class RunQueue:
             self.wake()
             return run
         records = self.state.records
-        inflight = [r for r in await records.runs_of(thread.thread_id)
-                    if r.status in ("pending", "running")]
+        inflight = (await records.runs_of(thread.thread_id, "running")
+                    + await records.runs_of(thread.thread_id, "pending"))
         strategy = run.multitask_strategy
         if inflight and strategy == "reject":
             self.state.broker.forget(run.run_id)
@@ -298,9 +298,11 @@ class RunQueue:
         run: Run | None = None,
     ) -> Thread:
         """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
+        records = self.state.records
         others = any(
-            r.status in ("pending", "running") and r.run_id != finished
-            for r in await self.state.records.runs_of(thread.thread_id)
+            r.run_id != finished
+            for r in (await records.runs_of(thread.thread_id, "running")
+                      + await records.runs_of(thread.thread_id, "pending"))
         )
         return await thread_after(self.state, thread, outcome, others=others, run=run)
 

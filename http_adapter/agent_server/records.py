@@ -21,6 +21,7 @@ from .schemas import Assistant, Run, Thread
 __all__ = ["RecordStats", "RecordStore", "Records", "matches", "now"]
 
 T = TypeVar("T")
+_LIVE = frozenset({"pending", "running"})
 _KINDS = {"assistant": Assistant, "assistant_version": Assistant, "thread": Thread, "run": Run}
 
 
@@ -110,6 +111,10 @@ class Records:
         self._threads: dict[str, Thread] = {}
         self._runs: dict[str, Run] = {}
         self._thread_runs: dict[str, list[str]] = {}
+        # runs not ended (pending, running), by thread and all: the queue asks for them at every
+        # create and pick, and scanning every run ever made grew with a long thread (issue 32)
+        self._live: dict[str, None] = {}
+        self._live_of: dict[str, dict[str, None]] = {}
         # other kinds (crons...) by kind then key; bodies as plain JSON values, as reloaded
         self._extra: dict[str, dict[str, Any]] = {}
 
@@ -140,6 +145,19 @@ class Records:
             if record.run_id not in self._runs:
                 self._thread_runs.setdefault(record.thread_id, []).append(record.run_id)
             self._runs[record.run_id] = record
+            if record.status in _LIVE:
+                self._live[record.run_id] = None
+                self._live_of.setdefault(record.thread_id, {})[record.run_id] = None
+            else:
+                self._unlive(record)
+
+    def _unlive(self, run: Run) -> None:
+        self._live.pop(run.run_id, None)
+        of = self._live_of.get(run.thread_id)
+        if of is not None:
+            of.pop(run.run_id, None)
+            if not of:
+                del self._live_of[run.thread_id]
 
     async def _save(self, changes: list[tuple[str, str, Any]], deletes: Iterable[tuple[str, str]] = ()) -> None:
         if self._file is not None:
@@ -211,7 +229,9 @@ class Records:
         await self._save([], [("thread", thread_id)] + [("run", r) for r in run_ids])
         self._threads.pop(thread_id, None)
         for run_id in run_ids:
-            self._runs.pop(run_id, None)
+            run = self._runs.pop(run_id, None)
+            if run is not None:
+                self._unlive(run)
 
     async def search_threads(
         self, *, metadata: dict[str, Any] | None = None, status: str | None = None,
@@ -258,18 +278,24 @@ class Records:
         run = self._runs.pop(run_id, None)
         await self._save([], [("run", run_id)])
         if run is not None:
+            self._unlive(run)
             ids = self._thread_runs.get(run.thread_id, [])
             if run_id in ids:
                 ids.remove(run_id)
 
     async def runs_of(self, thread_id: str, status: str | None = None) -> list[Run]:
-        """A thread's runs in creation order."""
-        runs = [self._runs[r] for r in self._thread_runs.get(thread_id, ()) if r in self._runs]
+        """A thread's runs in creation order (those not ended: in the order they became so)."""
+        ids: Iterable[str] = (self._live_of.get(thread_id, {}) if status in _LIVE
+                              else self._thread_runs.get(thread_id, ()))
+        runs = [self._runs[r] for r in ids if r in self._runs]
         return [r for r in runs if status is None or r.status == status]
 
     async def runs_with_status(self, *statuses: str) -> list[Run]:
-        """Every run (all threads) in one of `statuses`, creation order."""
-        return [r for r in self._runs.values() if r.status in statuses]
+        """Every run (all threads) in one of `statuses`, creation order (those not ended: in
+        the order they became so)."""
+        pool = ((self._runs[r] for r in self._live) if _LIVE.issuperset(statuses)
+                else self._runs.values())
+        return [r for r in pool if r.status in statuses]
 
     async def stats(self) -> RecordStats:
         return RecordStats(

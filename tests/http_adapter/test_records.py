@@ -92,6 +92,48 @@ async def test_records_queries_and_reload(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_runs_not_ended_are_indexed_and_answer_as_a_full_scan_would(tmp_path: Path
+                                                                        ) -> None:
+    """The queue asks for a thread's pending and running runs at every create and pick: an
+    index answers (a 1,000-turn thread's scan of every run grew each turn, issue 32). Every
+    status change, deletion and reload keeps it what a scan of every run would say."""
+    path = str(tmp_path / "records.sqlite")
+    records = Records(path)
+    await records.open()
+    threads = [_thread() for _ in range(3)]
+    runs = [_run(t.thread_id, s) for t in threads for s in ("success", "pending", "error")]
+    await records.put_runs(runs, threads)
+
+    async def agrees(store: Records) -> None:
+        every = list(store._runs.values())
+        for status in ("pending", "running", "success"):
+            assert await store.runs_with_status(status) == [r for r in every if r.status == status]
+            for thread in threads:
+                assert await store.runs_of(thread.thread_id, status) == [
+                    r for r in every if r.thread_id == thread.thread_id and r.status == status]
+        assert await store.runs_with_status("pending", "running") == [
+            r for r in every if r.status in ("pending", "running")]
+
+    await agrees(records)
+    running = msgspec.structs.replace(runs[1], status="running")
+    await records.put_run(running)
+    await agrees(records)
+    await records.put_run(msgspec.structs.replace(running, status="success"))
+    await agrees(records)
+    await records.delete_run(runs[4].run_id)
+    await records.delete_thread(threads[2].thread_id)
+    await agrees(records)
+    assert await records.runs_with_status("pending") == []
+    await records.put_run(_run(threads[0].thread_id))
+    await records.close()
+    again = Records(path)
+    await again.open()
+    await agrees(again)
+    assert len(await again.runs_with_status("pending")) == 1
+    await again.close()
+
+
+@pytest.mark.anyio
 async def test_replace_extra_is_compare_and_set(tmp_path: Path) -> None:
     records = Records(str(tmp_path / "records.sqlite"))
     await records.open()
