@@ -180,3 +180,4 @@ class Subscription:
         if self._log is not None:
             self._log.subscribers.discard(self._send)
         self._send.close()
+        self._receive.close()  # a subscription never read is closed too

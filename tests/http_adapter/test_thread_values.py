@@ -15,7 +15,7 @@ import json
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,22 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BIG = 3000  # characters of each turn's message: the history grows by this a turn
 
 
+_clients: list[httpx.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Each test's clients are closed after it (an unclosed socket's ResourceWarning, raised
+    when it is collected, fails whatever test runs then)."""
+    yield
+    while _clients:
+        _clients.pop().close()
+
+
 def _http(server: Served) -> httpx.Client:
-    return httpx.Client(base_url=server.url, timeout=30)
+    client = httpx.Client(base_url=server.url, timeout=30)
+    _clients.append(client)
+    return client
 
 
 def _turn(http: httpx.Client, thread_id: str, turn: int) -> Any:
@@ -190,6 +204,7 @@ def test_a_wait_turn_sends_redis_no_values_event_nobody_reads(server: Served) ->
     few seconds (readers of before a restart register again meanwhile)."""
     assert server.settings.redis_url is not None
     redis = Redis.from_url(server.settings.redis_url)
+    _clients.append(redis)  # type: ignore[arg-type]  # closed the same way
     http = _http(server)
     thread_id = http.post("/threads", json={}).json()["thread_id"]
     deadline = time.monotonic() + 30
@@ -205,7 +220,6 @@ def test_a_wait_turn_sends_redis_no_values_event_nobody_reads(server: Served) ->
             "input": {"messages": [{"type": "human", "content": "again"}]}}) as stream:
         events = [line for line in stream.iter_lines() if line.startswith("event:")]
     assert events.count("event: values") == 2
-    redis.close()
 
 
 def _stream_names(redis: Redis, run_id: str) -> list[str]:
@@ -238,7 +252,9 @@ def test_broker_reaches_subscribers_and_replays_only() -> None:
     broker.publish_lazy("r1", events)  # nobody: never encoded
     assert asked == []
     broker.publish_lazy("r2", events)  # a later replay may want it
-    assert asked == ["r"] and broker.attach("r2", last_event_id="-1")._replay
+    replay = broker.attach("r2", last_event_id="-1")
+    assert asked == ["r"] and replay._replay
+    replay.close()
 
 
 @pytest.mark.sqlite_only("a SQLite data file written by the server before issue 32")

@@ -37,6 +37,14 @@ async def _names(client: Redis, run_id: str) -> list[str]:
     return [fields.get(b"e", b"end").decode() for _, fields in entries]
 
 
+async def _until_registered(client: Redis, run_id: str) -> None:
+    """A reader's registration is in Redis (`start_reading` tells that some XREVRANGE ran,
+    which a producer's flusher may also send)."""
+    with anyio.fail_after(5):
+        while await client.zscore("graphrun:run:watched", run_id) is None:
+            await anyio.sleep(0.005)
+
+
 async def _until_ended(client: Redis, run_id: str) -> list[str]:
     with anyio.fail_after(5):
         while (names := await _names(client, run_id))[-1:] != ["end"]:
@@ -72,6 +80,7 @@ async def test_a_reader_on_another_host_gets_every_event_after_it_joined(redis_u
                 await anyio.sleep(0.005)
         remote = Reader(b.attach(run_id))
         await start_reading(client, remote, tg)  # registered before its join point was read
+        await _until_registered(client, run_id)
         for i in range(1, 4):
             a.publish_lazy(run_id, Lazy(i))
             await anyio.sleep(0)
@@ -172,6 +181,7 @@ async def test_an_event_that_cannot_be_encoded_late_is_dropped_and_the_flusher_g
         a.publish(run_id, "metadata", data(-1))
         remote = Reader(b.attach(run_id))
         await start_reading(client, remote, tg)
+        await _until_registered(client, run_id)
         a.publish_lazy(run_id, broken)  # held: this host has not asked Redis yet
         a.publish_lazy(run_id, Lazy(1))
         a.close(run_id)
