@@ -151,6 +151,7 @@ class Subscription:
         send, receive = anyio.create_memory_object_stream[Event | None](math.inf)
         self._send, self._receive = send, receive
         self._replay: list[Event] = []
+        self._reading = False
         if log is None:
             send.close()
             return
@@ -163,6 +164,7 @@ class Subscription:
 
     async def __aiter__(self) -> AsyncIterator[Event]:
         last = self._replay[-1][0] if self._replay else None
+        self._reading = True
         try:
             for event in self._replay:
                 yield event
@@ -180,4 +182,5 @@ class Subscription:
         if self._log is not None:
             self._log.subscribers.discard(self._send)
         self._send.close()
-        self._receive.close()  # a subscription never read is closed too
+        if not self._reading:  # never read: nothing else closes its receiving end
+            self._receive.close()
