@@ -162,24 +162,59 @@ async def test_replace_extra_is_compare_and_set(tmp_path: Path) -> None:
 # -- several processes over one record store ------------------------------------------------------
 
 
-class _SlowReads:
-    """A `RecordStore` whose listings return late (a database round trip): readers that start
-    together all see the state from before any of them writes."""
+class _Together:
+    """The first listing of each kind returns once both hosts have read it (as two slow round
+    trips would): neither writes before the other has read. A state, not a delay: a sleep let
+    one host's read, held up on a loaded machine, come after the other's deletes (CI)."""
 
-    def __init__(self, inner: RecordStore) -> None:
+    def __init__(self, hosts: int = 2) -> None:
+        self._hosts = hosts
+        self._arrived: dict[str, int] = {}
+        self._all: dict[str, anyio.Event] = {}
+        self._gates: dict[str, anyio.Event] = {}
+
+    def _event(self, listing: str) -> anyio.Event:
+        return self._all.setdefault(listing, anyio.Event())
+
+    def gate(self, listing: str) -> anyio.Event:
+        """Held readers of `listing` go on only once this is set (a write between)."""
+        return self._gates.setdefault(listing, anyio.Event())
+
+    async def read(self, listing: str) -> None:
+        """Until every host has read `listing` once."""
+        with anyio.fail_after(10):
+            await self._event(listing).wait()
+
+    async def arrive(self, listing: str) -> None:
+        self._arrived[listing] = self._arrived.get(listing, 0) + 1
+        if self._arrived[listing] >= self._hosts:
+            self._event(listing).set()
+        await self.read(listing)
+        gate = self._gates.get(listing)
+        if gate is not None:
+            with anyio.fail_after(10):
+                await gate.wait()
+
+
+class _SlowReads:
+    """A `RecordStore` whose first listings return when both hosts have read them: readers
+    that start together all see the state from before any of them writes."""
+
+    def __init__(self, inner: RecordStore, together: _Together) -> None:
         self._inner = inner
+        self._together = together
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     async def extras(self, kind: str) -> dict[str, Any]:
         found = await self._inner.extras(kind)
-        await anyio.sleep(0.05)
+        await self._together.arrive("extras")
         return found
 
     async def threads_updated_before(self, stamp: str) -> list[Thread]:
         found = await self._inner.threads_updated_before(stamp)
-        await anyio.sleep(0.05)
+        await self._together.arrive("threads_updated_before")
         return found
 
 
@@ -190,18 +225,20 @@ async def hosts(request: pytest.FixtureRequest, tmp_path: Path
     record store: one `Records` file, or two `PgRecords` pools on one PostgreSQL database."""
     states = [ServerState(Settings(graphs=graphs.GRAPHS, data_dir=tmp_path / name))
               for name in ("a", "b")]
+    together = _Together()
     if request.param == "postgres":
         from http_adapter.agent_server.cluster.records import PgRecords
 
         url = request.getfixturevalue("pg_url")
         for state in states:
-            state.records = _SlowReads(PgRecords(url, max_size=2))  # type: ignore[assignment]
+            state.records = _SlowReads(  # type: ignore[assignment]
+                PgRecords(url, max_size=2), together)
             await state.open()
     else:
         await states[0].open()
         states[1].records = states[0].records
         for state in states:
-            state.records = _SlowReads(state.records)  # type: ignore[arg-type, assignment]
+            state.records = _SlowReads(state.records, together)  # type: ignore[arg-type, assignment]
     for state in states:
         state.queue = RunQueue(state)  # not served: created runs stay pending
     yield states
@@ -256,15 +293,19 @@ async def test_two_thread_sweeps_at_once_delete_expired_threads_safely(
     async def sweep(state: ServerState) -> None:
         deleted.append(await ThreadSweeper(state, {"default_ttl": 60}).sweep())
 
-    async def touch() -> None:  # a run ends on it while the sweeps are scanning
-        await anyio.sleep(0.01)
+    together = records._together  # type: ignore[attr-defined]
+    gate = together.gate("threads_updated_before")
+
+    async def touch() -> None:  # a run ends on it after the sweeps scanned, before they delete
+        await together.read("threads_updated_before")
         await records.put_thread(msgspec.structs.replace(touched, updated_at=now()))
+        gate.set()
 
     async with anyio.create_task_group() as tg:
         for state in hosts:
             tg.start_soon(sweep, state)
         tg.start_soon(touch)
-    assert all(1 <= n <= len(old) for n in deleted) and len(deleted) == 2
+    assert all(1 <= n <= len(old) for n in deleted) and len(deleted) == 2, deleted
     left = await records.search_threads()
     assert {t.thread_id for t in left} == {touched.thread_id, busy.thread_id, fresh.thread_id}
     assert await records.runs_of(old[0].thread_id) == []
