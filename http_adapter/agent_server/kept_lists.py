@@ -95,7 +95,14 @@ class KeptLists:
         self._lock = threading.Lock()
 
     def raw(self, items: list[Any]) -> msgspec.Raw | None:
-        """`items`' JSON, or None for a list too short to be worth keeping."""
+        """`items`' JSON as a fragment for an encoder, or None for a list too short to be worth
+        keeping."""
+        body = self.json(items)
+        return None if body is None else msgspec.Raw(body)
+
+    def json(self, items: list[Any]) -> bytes | None:
+        """`items`' JSON (the kept bytes themselves), or None for a list too short to be worth
+        keeping."""
         if len(items) < self._shortest:
             return None
         kept = self._kept.get(id(items[0]))
@@ -105,7 +112,7 @@ class KeptLists:
             dicts = _dicts(items)
             if dicts is not None:
                 self._store(_kept(items, dicts, body))
-        return msgspec.Raw(body)
+        return body
 
     def _extend(self, kept: _Kept, items: list[Any]) -> bytes | None:
         """The JSON of `items` from `kept`'s, when `items` starts with `kept`'s items unchanged."""

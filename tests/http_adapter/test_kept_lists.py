@@ -30,6 +30,7 @@ def _same(value: Any) -> dict[str, Any]:
     """`dumps(value)`, checked against the item-by-item encoding, decoded."""
     got = encode.dumps(value)
     assert got == _plain.encode(value)
+    assert b"".join(encode.dumps_parts(value)) == got
     return json.loads(got)
 
 
@@ -113,3 +114,17 @@ def test_the_kept_bytes_stay_under_their_limit() -> None:
         assert bytes(kept.raw(messages)) == _plain.encode(messages)  # type: ignore[arg-type]
     assert 0 < kept._bytes <= 20_000 and len(kept._kept) < 10
     assert bytes(kept.raw(lists[0])) == _plain.encode(lists[0])  # dropped: encoded again
+
+
+def test_parts_hold_each_kept_list_as_it_is_kept() -> None:
+    """`dumps_parts` writes a kept list as its kept bytes (no copy of a long thread's history
+    into one answer), around outer JSON whose strings may hold NULs of their own."""
+    messages = _thread(40, "parts")
+    state = {"values": {"messages": messages, "log": _thread(35, "log")}, "note": "a\x00b"}
+    first = encode.dumps_parts(state)
+    assert len(first) == 5 and b"".join(first) == _plain.encode(state)
+    again = encode.dumps_parts(state)
+    assert again[1] is first[1] and again[3] is first[3]  # the kept bytes themselves
+    assert json.loads(b"".join(again))["note"] == "a\x00b"
+    assert encode.dumps_parts({"short": _thread(2, "s")}) == [encode.dumps({"short": _thread(2, "s")})]
+    assert encode.dumps_parts([messages]) == [_plain.encode([messages])]  # only a dict's lists
