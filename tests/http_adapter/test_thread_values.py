@@ -122,6 +122,24 @@ def test_a_thread_record_stays_small_however_long_its_thread(server: Served) -> 
     assert picked == {"thread_id": thread_id, "status": "idle"}
 
 
+def test_a_long_threads_state_arrives_whole_from_its_kept_list(server: Served) -> None:
+    """Past 63 messages the encoder keeps the list's JSON and the answers write it as its own
+    part (`/wait` streamed, `/state` with one Content-Length): each arrives whole and the same."""
+    http = _http(server)
+    thread_id = http.post("/threads", json={}).json()["thread_id"]
+    history = [{"type": "human", "content": f"old-{n} " + "z" * 100} for n in range(70)]
+    first = http.post(f"/threads/{thread_id}/runs/wait", json={
+        "assistant_id": "chat", "input": {"messages": history}})
+    assert first.status_code == 200, first.text
+    answer = _turn(http, thread_id, 1)
+    state = http.get(f"/threads/{thread_id}/state")
+    assert int(state.headers["content-length"]) == len(state.content)
+    assert state.json()["values"] == answer and len(answer["messages"]) == 72
+    assert answer["messages"][0]["content"].startswith("old-0 ")
+    assert answer["messages"][70]["id"] == "reply-1"  # replaced by id in place: encoded anew
+    assert answer["messages"][71]["content"].startswith("marker-1 ")
+
+
 def test_a_values_search_reads_each_threads_values(server: Served) -> None:
     http = _http(server)
     ids = []

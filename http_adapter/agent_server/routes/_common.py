@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -12,11 +11,12 @@ import anyio
 import msgspec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
-from ..encode import dumps, sse_frame
+from ..encode import dumps, dumps_parts, sse_frame
 from ..errors import NotFound, UnprocessableEntity
 from ..state import ServerState
+from ._parts import JSONParts
 
 __all__ = [
     "body",
@@ -115,28 +115,13 @@ def query_int(request: Request, name: str, default: int) -> int:
 def json_response(
     value: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
-    """Compact JSON, `application/json` (no charset), as the LangGraph server answers."""
-    return Response(dumps(value), status_code=status, media_type="application/json",
+    """Compact JSON, `application/json` (no charset), as the LangGraph server answers; a
+    long thread's kept message list written as it is kept (issue 32)."""
+    parts = dumps_parts(value)
+    if len(parts) > 1:
+        return JSONParts(parts, status, headers)
+    return Response(parts[0], status_code=status, media_type="application/json",
                     headers=headers)
-
-
-def keepalive_json_response(
-    result: Callable[[], Awaitable[Any]], interval: float, headers: dict[str, str] | None = None
-) -> Response:
-    """`result()` as JSON, a newline sent every `interval` seconds until it is ready (issue 31
-    item 6: as the reference's `/wait` and `/join`, so proxies with idle timeouts keep the
-    connection open; JSON parsers skip leading whitespace, the SDKs' included)."""
-
-    async def body() -> AsyncIterator[bytes]:
-        task = asyncio.ensure_future(result())
-        try:
-            while not (await asyncio.wait({task}, timeout=interval))[0]:
-                yield b"\n"
-            yield dumps(task.result())
-        finally:
-            task.cancel()  # the client left: stop waiting (the run goes on)
-
-    return StreamingResponse(body(), media_type="application/json", headers=headers)
 
 
 def paginated(items: list[Any], total: int, offset: int, limit: int,

@@ -31,9 +31,8 @@ from ..records import now
 from ..schemas import Assistant, Run, RunCreate, Thread
 from ..state import ServerState, assistant_id_for
 from ..thread_values import values_of
-from ._common import (
-    body, json_response, keepalive_json_response, path_uuid, server, sse_response,
-)
+from ._common import body, json_response, path_uuid, server, sse_response
+from ._waited import Waited
 
 __all__ = ["routes"]
 
@@ -323,8 +322,8 @@ def _waited(st: ServerState, run: Run) -> Response:
             st.queue.ended_stateless.take(run.thread_id, run.run_id)
         return await _final_body(st, run, outcome)
 
-    return keepalive_json_response(result, st.settings.wait_keepalive,
-                                   headers=_join_headers(run.thread_id, run.run_id))
+    return Waited(result, st.settings.wait_keepalive,
+                  headers=_join_headers(run.thread_id, run.run_id))
 
 
 def _with_interrupts(values: Any, interrupts: list[Any]) -> Any:
