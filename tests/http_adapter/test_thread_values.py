@@ -131,6 +131,7 @@ def test_a_long_threads_state_arrives_whole_from_its_kept_list(server: Served) -
     first = http.post(f"/threads/{thread_id}/runs/wait", json={
         "assistant_id": "chat", "input": {"messages": history}})
     assert first.status_code == 200, first.text
+    assert int(first.headers["content-length"]) == len(first.content)  # ended before a newline
     answer = _turn(http, thread_id, 1)
     state = http.get(f"/threads/{thread_id}/state")
     assert int(state.headers["content-length"]) == len(state.content)
