@@ -280,16 +280,22 @@ def _cpu_s(pid: int) -> float:
 
 def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None, pid: int
                 ) -> dict[str, Any]:
+    """The thread's turns, then its `/state` timed. The last 20 turns alternate with turns 10-30
+    of a new thread, which time the start again under the same machine load as the end."""
     with client:
         thread = client.post("/threads", json={}).json()["thread_id"]
-        times, cpu = [], [_cpu_s(pid)]
-        for _ in range(turns):
-            body = {"assistant_id": "chat",
-                    "input": {"messages": [{"type": "human", "content": _text(_KB)}]}}
-            started = time.perf_counter()
-            client.post(f"/threads/{thread}/runs/wait", json=body).raise_for_status()
-            times.append(time.perf_counter() - started)
-            cpu.append(_cpu_s(pid))
+        times, cpu, fresh_times = [], [], []
+        fresh = None
+        for turn in range(turns):
+            if turn == turns - 20 and turns > 60:
+                fresh = client.post("/threads", json={}).json()["thread_id"]
+                for _ in range(10):
+                    _wait_turn(client, fresh)
+            if fresh is not None:
+                fresh_times.append(_wait_turn(client, fresh))
+            before = _cpu_s(pid)
+            times.append(_wait_turn(client, thread))
+            cpu.append(_cpu_s(pid) - before)
         state_times = []
         for _ in range(10):
             started = time.perf_counter()
@@ -301,10 +307,22 @@ def _http_turns(client: Any, work: Path, turns: int, pg_url: str | None, pid: in
               sum(p.stat().st_size for p in (work / "data").rglob("*") if p.is_file()))
     figures = _figures(times, stored, _content(messages), len(messages),
                        _median_ms(state_times), float("nan"))
-    # the server's CPU a turn, turns 10-30 and the last 20 (a thread may end between samples)
-    figures["server_cpu_start_ms"] = (cpu[30] - cpu[10]) / 20 * 1000 if turns > 30 else None
-    figures["server_cpu_end_ms"] = (cpu[-1] - cpu[-21]) / 20 * 1000 if turns > 30 else None
+    # the server's CPU while it answered a turn: turns 10-30, and the last 20
+    figures["server_cpu_start_ms"] = statistics.mean(cpu[10:30]) * 1000 if turns > 30 else None
+    figures["server_cpu_end_ms"] = statistics.mean(cpu[-20:]) * 1000 if turns > 30 else None
+    if fresh_times:
+        figures["turn_start_alongside_ms"] = _median_ms(fresh_times)
+        figures["end_over_start_alongside"] = figures["turn_end_ms"] / _median_ms(fresh_times)
     return figures
+
+
+def _wait_turn(client: Any, thread: str) -> float:
+    """One `/runs/wait` turn of `thread` with a new 1 KB message; its time in s."""
+    body = {"assistant_id": "chat",
+            "input": {"messages": [{"type": "human", "content": _text(_KB)}]}}
+    started = time.perf_counter()
+    client.post(f"/threads/{thread}/runs/wait", json=body).raise_for_status()
+    return time.perf_counter() - started
 
 
 def _row(name: str, r: dict[str, Any]) -> str:
@@ -313,6 +331,16 @@ def _row(name: str, r: dict[str, Any]) -> str:
         f"{r['turn_start_ms']:.2f} -> {r['turn_end_ms']:.2f} ms ({r['end_over_start']:.1f}x) | "
         f"{r['get_state_ms']:.2f} ms | {r['get_state_cold_ms']:.1f} ms | {r['total_s']:.1f} s |"
     )
+
+
+def _print_http_extras(r: dict[str, Any]) -> None:
+    if r["server_cpu_end_ms"] is not None:
+        print(f"  server CPU a turn: {r['server_cpu_start_ms']:.2f} -> "
+              f"{r['server_cpu_end_ms']:.2f} ms", flush=True)
+    if "turn_start_alongside_ms" in r:
+        print(f"  a new thread's turns 10-30 alongside the last 20: "
+              f"{r['turn_start_alongside_ms']:.2f} -> {r['turn_end_ms']:.2f} ms "
+              f"({r['end_over_start_alongside']:.1f}x)", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,9 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         name = f"http {backend} / graphrun"
         results[name] = run_http(args.turns, args.tools, backend)
         print(_row(name, results[name]), flush=True)
-        if results[name]["server_cpu_end_ms"] is not None:
-            print(f"  server CPU a turn: {results[name]['server_cpu_start_ms']:.2f} -> "
-                  f"{results[name]['server_cpu_end_ms']:.2f} ms", flush=True)
+        _print_http_extras(results[name])
     if args.json:
         Path(args.json).write_text(json.dumps({"case": case, "results": results}, indent=1))
     return 0

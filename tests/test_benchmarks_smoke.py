@@ -234,3 +234,25 @@ def test_outage_reports_detection_and_recovery_for_each_event() -> None:
                for e in events.values()), report["events"]
     assert report["stuck"] == 0 and report["accepted"] > 0
     assert "postgres down 1 s" in outage.table(report)
+
+
+@pytest.mark.timeout(120)
+def test_long_thread_reports_each_figure(tmp_path: Path) -> None:
+    """`python -m benchmarks.long_thread` (issue 32), in process and over HTTP: every figure is
+    there and sane, the HTTP run's last turns timed alongside a new thread's. No timing asserted."""
+    from benchmarks import long_thread
+
+    out = tmp_path / "long.json"
+    assert long_thread.main(["--turns", "70", "--savers", "memory,sqlite", "--libs", "graphrun",
+                             "--http", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"memory / graphrun", "sqlite / graphrun", "http sqlite / graphrun"}
+    for name, figures in results.items():
+        assert figures["turns"] == 70 and figures["messages"] == 140
+        assert figures["content_bytes"] > 140 * 1000
+        if name != "memory / graphrun":  # resident memory: what the allocator kept, any size
+            assert figures["stored_bytes"] > figures["content_bytes"]
+        assert figures["turn_end_ms"] > 0 and figures["end_over_start"] > 0
+    http = results["http sqlite / graphrun"]
+    assert http["turn_start_alongside_ms"] > 0 and http["server_cpu_end_ms"] > 0
+    assert "turn_start_alongside_ms" not in results["sqlite / graphrun"]
