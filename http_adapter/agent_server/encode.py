@@ -19,7 +19,10 @@ from engine import Interrupt
 
 from .kept_lists import KeptLists, box_json
 
-__all__ = ["dumps", "dumps_parts", "interrupt_json", "interrupts_json", "plain", "sse_frame", "to_jsonable"]
+__all__ = [
+    "dumps", "dumps_parts", "interrupt_json", "interrupts_json", "plain", "sse_frame",
+    "to_jsonable",
+]
 
 
 def _hook(obj: Any) -> Any:

@@ -126,5 +126,6 @@ def test_parts_hold_each_kept_list_as_it_is_kept() -> None:
     again = encode.dumps_parts(state)
     assert again[1] is first[1] and again[3] is first[3]  # the kept bytes themselves
     assert json.loads(b"".join(again))["note"] == "a\x00b"
-    assert encode.dumps_parts({"short": _thread(2, "s")}) == [encode.dumps({"short": _thread(2, "s")})]
+    short = {"short": _thread(2, "s")}
+    assert encode.dumps_parts(short) == [encode.dumps(short)]
     assert encode.dumps_parts([messages]) == [_plain.encode([messages])]  # only a dict's lists
