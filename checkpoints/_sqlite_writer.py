@@ -205,6 +205,18 @@ class Writer:
 
         A job without a future returns at once, unless `BACKLOG` jobs are queued: then it waits
         until they are committed (a failure is still reported by `flush`)."""
+        if self.hand(job):
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Wait until everything handed over so far is committed (a failure is still reported
+        by `flush`)."""
+        concurrent.futures.wait([self.barrier()])
+
+    def hand(self, job: Job) -> bool:
+        """`submit` without its wait: whether the caller is `BACKLOG` jobs ahead and should
+        `catch_up`. A caller that hands over under a lock of its own (to keep its order) waits
+        after releasing it, so its other threads go on handing over meanwhile."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the saver is closed")
@@ -219,11 +231,12 @@ class Writer:
         if schedule:
             self._loop_thread.call_soon(self._schedule, urgent)
         if urgent:
-            return
+            return False
         if queued >= BACKLOG:
-            concurrent.futures.wait([self.barrier()])
-        elif queued >= self._due:
+            return True
+        if queued >= self._due:
             self._hand_over()
+        return False
 
     # Background jobs queued that make a submit call `_hand_over` (a subclass's; read without
     # the lock, it re-checks under it).

@@ -310,7 +310,9 @@ class QueuedSaver(BaseCheckpointSaver):
         with self._order:
             if lineage is not None and lineage.dead:
                 rows = self._put_rows(*args, full=True)[0]
-            self._writer.submit(self._job(rows, None, future))
+            behind = self._writer.hand(self._job(rows, None, future))
+        if behind:  # waited for outside the lock: other threads' puts go on meanwhile
+            self._writer.catch_up()
         return new_config
 
     def _forget_and_commit(
