@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import queue
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +20,8 @@ from langgraph_sdk import get_sync_client
 
 from engine import START, Command, MessagesState, StateGraph
 
-from .graphs import GRAPHS, Gate, gated
+from .conftest import wait_for
+from .graphs import GRAPHS, Gate, gated, shout_graph
 
 pytestmark = pytest.mark.backends("sqlite", "postgres")
 
@@ -87,6 +89,43 @@ def test_wait_and_join_send_newlines_until_the_result(serve_app: Any, gate: type
     expected = {"x": 1, "log": ["first", "slow", "after"]}
     assert orjson.loads(body) == expected  # what langgraph-sdk's runs.wait/join decode with
     assert json.loads(body) == expected
+
+
+def _unread(url: str, method: str, path: str, body: dict[str, Any] | None) -> socket.socket:
+    """A request on a raw socket whose answer nobody reads: closing the socket leaves."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    data = json.dumps(body).encode() if body is not None else b""
+    sock = socket.create_connection((host, port))
+    sock.sendall(f"{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json"
+                 f"\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data)
+    return sock
+
+
+@pytest.mark.parametrize("keepalive", [0.05, 30.0])
+@pytest.mark.parametrize("how", ["wait", "join"])
+def test_a_client_leaving_a_wait_or_join_cancels_the_run_when_asked(
+        serve_app: Any, how: str, keepalive: float) -> None:
+    """As the reference's: `runs.wait(..., on_disconnect="cancel")` and a join with
+    `?cancel_on_disconnect=true` cancel the run when the client leaves before its result,
+    while the newlines flow (0.05) or before the first (30)."""
+    served = serve_app(graphs={**GRAPHS, "shout": shout_graph}, wait_keepalive=keepalive)
+    slow = {"assistant_id": "shout", "input": {"messages": [{"type": "human", "content": "slow"}]}}
+    with httpx.Client(base_url=served.url, timeout=30) as http:
+        tid = http.post("/threads", json={}).json()["thread_id"]
+        if how == "wait":
+            sock = _unread(served.url, "POST", f"/threads/{tid}/runs/wait",
+                           {**slow, "on_disconnect": "cancel"})
+        else:
+            rid = http.post(f"/threads/{tid}/runs", json=slow).json()["run_id"]
+            sock = _unread(served.url, "GET",
+                           f"/threads/{tid}/runs/{rid}/join?cancel_on_disconnect=true", None)
+        (run,) = wait_for(lambda: [r for r in http.get(f"/threads/{tid}/runs").json()
+                                   if r["status"] == "running"])
+        if keepalive < 1:  # the answer has begun: its headers and a newline
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        sock.close()
+        path = f"/threads/{tid}/runs/{run['run_id']}"
+        assert wait_for(lambda: http.get(path).json()["status"] == "interrupted")
 
 
 def test_sdk_wait_and_join_read_a_body_with_newlines(serve_app: Any, gate: type[Gate]) -> None:

@@ -313,8 +313,9 @@ async def _final_body(st: ServerState, run: Run, outcome: Outcome | None) -> Any
     return await values_of(st, thread)
 
 
-def _waited(st: ServerState, run: Run) -> Response:
-    """What `/wait` and `/join` answer once the run ends, newlines until then (issue 31 item 6)."""
+def _waited(st: ServerState, run: Run, *, cancel_on_disconnect: bool = False) -> Response:
+    """What `/wait` and `/join` answer once the run ends, newlines until then (issue 31 item 6);
+    with `cancel_on_disconnect`, a client that leaves first cancels the run."""
 
     async def result() -> Any:
         outcome = await st.queue.wait(run.run_id)
@@ -322,8 +323,18 @@ def _waited(st: ServerState, run: Run) -> Response:
             st.queue.ended_stateless.take(run.thread_id, run.run_id)
         return await _final_body(st, run, outcome)
 
+    async def cancel() -> None:
+        await _cancel_unless_ended(st, run.run_id)
+
     return Waited(result, st.settings.wait_keepalive,
-                  headers=_join_headers(run.thread_id, run.run_id))
+                  headers=_join_headers(run.thread_id, run.run_id),
+                  on_disconnect=cancel if cancel_on_disconnect else None)
+
+
+async def _cancel_unless_ended(st: ServerState, run_id: str) -> None:
+    """A client that asked for it left before the run ended: cancel the run."""
+    if await st.queue.outcome(run_id) is None:
+        await st.queue.cancel(run_id, "interrupt")
 
 
 def _with_interrupts(values: Any, interrupts: list[Any]) -> Any:
@@ -354,8 +365,8 @@ def _stream(request: Request, st: ServerState, run_id: str, subscription: Any, *
             ) -> Response:
     async def on_close() -> None:
         subscription.close()
-        if cancel_on_disconnect and await st.queue.outcome(run_id) is None:
-            await st.queue.cancel(run_id, "interrupt")
+        if cancel_on_disconnect:
+            await _cancel_unless_ended(st, run_id)
 
     return sse_response(request, _frames(subscription, modes), headers=headers, on_close=on_close)
 
@@ -397,7 +408,7 @@ async def wait_thread_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), thread_id)
     run = await _create(st, payload, thread_id, auth=auth,
                         headers=picked_headers(request))
-    return _waited(st, run)
+    return _waited(st, run, cancel_on_disconnect=payload.on_disconnect == "cancel")
 
 
 def _query_int(request: Request, name: str, default: int) -> int:
@@ -500,7 +511,8 @@ async def join_thread_run(request: Request) -> Response:
         # as observed: joining a run that had already ended answers its thread's state now
         # (a later run's values included), not what the run itself returned
         return json_response(await _final_body(st, run, None), headers=headers)
-    return _waited(st, run)
+    return _waited(st, run,
+                   cancel_on_disconnect=_truthy(request.query_params.get("cancel_on_disconnect")))
 
 
 async def join_thread_run_stream(request: Request) -> Response:
@@ -560,7 +572,7 @@ async def wait_stateless_run(request: Request) -> Response:
     payload, auth = await _authorize(request, await body(request, RunCreate), None)
     run = await _create(st, payload, None, auth=auth,
                         headers=picked_headers(request))
-    return _waited(st, run)
+    return _waited(st, run, cancel_on_disconnect=payload.on_disconnect == "cancel")
 
 
 async def batch_stateless_runs(request: Request) -> Response:
