@@ -140,8 +140,7 @@ class RunQueue:
             self.wake()
             return run
         records = self.state.records
-        inflight = (await records.runs_of(thread.thread_id, "running")
-                    + await records.runs_of(thread.thread_id, "pending"))
+        inflight = await self._inflight(thread.thread_id)
         strategy = run.multitask_strategy
         if inflight and strategy == "reject":
             self.state.broker.forget(run.run_id)
@@ -298,13 +297,14 @@ class RunQueue:
         run: Run | None = None,
     ) -> Thread:
         """Thread status, values and interrupts after a run ended (SPEC §3 rules)."""
-        records = self.state.records
-        others = any(
-            r.run_id != finished
-            for r in (await records.runs_of(thread.thread_id, "running")
-                      + await records.runs_of(thread.thread_id, "pending"))
-        )
+        others = any(r.run_id != finished for r in await self._inflight(thread.thread_id))
         return await thread_after(self.state, thread, outcome, others=others, run=run)
+
+    async def _inflight(self, thread_id: str) -> list[Run]:
+        """The thread's runs not ended (the records index them: no scan of its every run)."""
+        records = self.state.records
+        return await records.runs_of(thread_id, "running") + await records.runs_of(
+            thread_id, "pending")
 
     async def _rollback(self, run: Run) -> None:
         """Drop the run and the checkpoints it wrote: the thread is as before the run."""

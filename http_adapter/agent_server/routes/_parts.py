@@ -6,7 +6,6 @@ to the socket as it is kept, not copied into one body first.
 
 from __future__ import annotations
 
-from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -19,10 +18,9 @@ class JSONParts(Response):
     media_type = "application/json"
 
     def __init__(self, parts: list[bytes], status_code: int = 200,
-                 headers: dict[str, str] | None = None,
-                 background: BackgroundTask | None = None) -> None:
+                 headers: dict[str, str] | None = None) -> None:
         self.parts = parts
-        super().__init__(b"", status_code, headers, background=background)
+        super().__init__(b"", status_code, headers)
         self.headers["content-length"] = str(sum(map(len, parts)))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -31,5 +29,3 @@ class JSONParts(Response):
         last = len(self.parts) - 1
         for at, part in enumerate(self.parts):
             await send({"type": "http.response.body", "body": part, "more_body": at < last})
-        if self.background is not None:
-            await self.background()
